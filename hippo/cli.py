@@ -1,0 +1,236 @@
+"""The ``hippo`` command: index, recall, retrieve, stats, demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from packages, never the network
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hippo.errors import HippoError, InvalidInput
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+out = Console()
+err = Console(stderr=True)
+
+StoreOption = Annotated[str | None, typer.Option("--store", "-s", help="SQLite path, :memory: or neo4j:// URL "
+                                                                        "[env HIPPO_STORE, default hippo.db]")]
+JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
+
+
+def _fail(message: str) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(2)
+
+
+@contextmanager
+def _memory(store: str | None) -> Iterator[Any]:
+    with err.status("loading models..."):
+        from hippo.memory import Memory
+
+        memory = Memory.open(store)
+    with memory:
+        yield memory
+
+
+def _read_documents(path: Path) -> list[Any]:
+    from hippo.datasets import corpus_documents, read_json
+
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix in {".json", ".jsonl", ".txt", ".md"})
+        return [doc for f in files for doc in _read_documents(f)]
+    if not path.exists():
+        raise InvalidInput("path", f"{path} does not exist")
+    if path.suffix == ".json":
+        return corpus_documents(read_json(path), source=path.name)
+    if path.suffix == ".jsonl":
+        rows = []
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise InvalidInput("path", f"{path} line {n} is not valid JSON: {exc.msg}") from exc
+        return corpus_documents(rows, source=path.name)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput("path", f"{path} is not valid UTF-8 (byte {exc.start})") from exc
+    return corpus_documents([{"title": path.stem, "text": text}], source=path.name)
+
+
+def _index(memory: Any, documents: list[Any], *, space: str | None = None, extractor: Any = None) -> Any:
+    with Progress(TextColumn("{task.description:>10}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        return memory.index(documents, space=space, extractor=extractor, progress=progress)
+
+
+@app.command()
+def index(
+    paths: Annotated[list[Path], typer.Argument(help="JSON ([{title,text}]), JSONL, .txt/.md files or folders")],
+    store: StoreOption = None,
+    space: Annotated[str | None, typer.Option(help="space the passages belong to [default org]")] = None,
+    openie: Annotated[Path | None, typer.Option(help="HippoRAG OpenIE results file to take triples from")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Index documents into the knowledge graph (already stored passages are skipped)."""
+    try:
+        documents = [doc for path in paths for doc in _read_documents(path)]
+        with _memory(store) as memory:
+            extractor = None
+            if openie is not None:
+                from hippo.extract import OpenIEImport
+
+                extractor = OpenIEImport.from_file(openie, fallback=memory.extractor)
+            result = _index(memory, documents, space=space, extractor=extractor)
+    except HippoError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        out.print_json(result.model_dump_json())
+        return
+    out.print(f"indexed {result.documents} documents: {result.passages_added} new passages "
+              f"({result.passages_unchanged} unchanged), {result.entities_added} entities, "
+              f"{result.facts_added} facts, {result.synonyms_added} synonym edges; revision {result.revision}")
+
+
+def _print_recall(result: Any, width: int = 110) -> None:
+    out.print(f"[bold]{result.query}[/bold]  [dim]strategy: {result.strategy}[/dim]")
+    if result.note:
+        out.print(f"[dim]{result.note}[/dim]")
+    clues = Table(title="clues", title_justify="left", show_edge=False)
+    for column in ("weight", "kind", "query", "seed ids"):
+        clues.add_column(column)
+    for clue in result.clues:
+        clues.add_row(f"{clue.weight or 0:.3f}", clue.kind, clue.query or "", ", ".join(clue.seed_ids))
+    out.print(clues)
+    hits = Table(title="draft hits", title_justify="left", show_edge=False)
+    for column in ("#", "score", "title", "text"):
+        hits.add_column(column, overflow="fold" if column == "text" else "ellipsis")
+    for rank, hit in enumerate(result.hits, 1):
+        text = hit.text if len(hit.text) <= width else hit.text[: width - 1] + "…"
+        hits.add_row(str(rank), f"{hit.score:.4f}", hit.title, text)
+    out.print(hits)
+
+
+@app.command()
+def recall(
+    question: Annotated[str, typer.Argument(help="the question to recall memory for")],
+    store: StoreOption = None,
+    n: Annotated[int, typer.Option("-n", help="maximum clues")] = 5,
+    k: Annotated[int, typer.Option("-k", help="maximum hits")] = 5,
+    budget: Annotated[int | None, typer.Option(help="token budget for hit text")] = None,
+    space: Annotated[list[str] | None, typer.Option(help="readable space (repeat); default all")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Clues and draft hits for a question, ranked by Personalized PageRank."""
+    try:
+        with _memory(store) as memory:
+            result = memory.recall(question, n=n, k=k, token_budget=budget, spaces=space)
+    except HippoError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        out.print_json(result.model_dump_json(by_alias=True))
+    else:
+        _print_recall(result)
+
+
+@app.command()
+def retrieve(
+    question: Annotated[str, typer.Argument()],
+    store: StoreOption = None,
+    k: Annotated[int, typer.Option("-k")] = 5,
+    mode: Annotated[str, typer.Option(help="dense, bm25 or hybrid")] = "hybrid",
+    as_json: JsonOption = False,
+) -> None:
+    """Plain retrieval without the graph (the baselines)."""
+    try:
+        with _memory(store) as memory:
+            hits = memory.retrieve(question, k=k, mode=mode)
+    except HippoError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        out.print_json(json.dumps([h.model_dump(by_alias=True) for h in hits]))
+        return
+    for rank, hit in enumerate(hits, 1):
+        out.print(f"{rank}. [{hit.score:.4f}] [bold]{hit.title}[/bold] {hit.text[:100]}")
+
+
+@app.command()
+def stats(store: StoreOption = None, as_json: JsonOption = False) -> None:
+    """Counts of what the memory holds."""
+    try:
+        with _memory(store) as memory:
+            counts = {**memory.stats().model_dump(), **{f"graph_{k}": v for k, v in memory.graph_stats().items()}}
+    except HippoError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        out.print_json(json.dumps(counts))
+        return
+    table = Table(show_header=False, show_edge=False)
+    for key, value in counts.items():
+        table.add_row(key, str(value))
+    out.print(table)
+
+
+@app.command()
+def demo(
+    store: StoreOption = ":memory:",
+    questions: Annotated[int, typer.Option(help="how many sample questions to show")] = 3,
+) -> None:
+    """Index the bundled sample corpus and show clues and hits for its questions."""
+    from hippo.datasets import SAMPLE, load_dataset
+    from hippo.evaluation import recall_at
+
+    try:
+        dataset = load_dataset(SAMPLE)
+        with _memory(store) as memory:
+            result = _index(memory, dataset.documents)
+            out.print(f"indexed the sample corpus ({dataset.name}): {result.passages_added} passages, "
+                      f"{result.entities_added} entities, {result.facts_added} facts, "
+                      f"{result.synonyms_added} synonym edges in {sum(result.timings.values()):.1f}s\n")
+            scores = []
+            for i, question in enumerate(dataset.questions):
+                recalled = memory.recall(question.question, k=5)
+                gold = dataset.gold_document_ids(question)
+                scores.append((recall_at(recalled.hits, gold, 5),
+                               recall_at(memory.retrieve(question.question, k=5), gold, 5)))
+                if i < questions:
+                    _print_recall(recalled)
+                    out.print(f"[dim]gold: {', '.join(question.gold_titles)} — answer: {question.answer}[/dim]\n")
+    except HippoError as exc:
+        raise _fail(str(exc)) from None
+    graph = sum(s[0] for s in scores) / len(scores)
+    dense = sum(s[1] for s in scores) / len(scores)
+    out.print(f"Recall@5 over all {len(scores)} sample questions: graph {graph:.1%}, dense {dense:.1%}")
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def bench(ctx: typer.Context, name: Annotated[str, typer.Argument(help="quality, speed or scale")]) -> None:
+    """Run a benchmark from the source checkout's benchmarks/ folder (extra args pass through)."""
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.py"
+    if not script.exists():
+        raise _fail(f"no benchmark {name!r} (looked for {script}; benchmarks ship with the source checkout)")
+    sys.argv = [str(script), *ctx.args]
+    runpy.run_path(str(script), run_name="__main__")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,7 @@
+"""The igraph projection, synonym linking and PPR."""
+
+from hippo.graph.ppr import personalized_pagerank
+from hippo.graph.projection import GraphProjection, GraphView
+from hippo.graph.synonyms import synonym_edges
+
+__all__ = ["GraphProjection", "GraphView", "personalized_pagerank", "synonym_edges"]

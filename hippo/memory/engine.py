@@ -1,0 +1,237 @@
+"""``Memory``: the public face of the engine. Open, index, recall, retrieve."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from hippo.config import Settings
+from hippo.embed import Embedder, SentenceEmbedder
+from hippo.errors import InvalidInput
+from hippo.extract import Extractor, SpacyExtractor
+from hippo.memory.hits import assemble_hits
+from hippo.memory.indexing import Progress, prepare, validate_documents
+from hippo.memory.recall import Recaller, RankedPassages
+from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
+from hippo.memory.state import DerivedState
+from hippo.models import Document, Hit, IndexResult, Provenance, RecallResult, Stats
+from hippo.store import Store, open_store
+
+MAX_QUERY_CHARS = 4_000
+MAX_K = 1_000
+MAX_TOKEN_BUDGET = 1_000_000
+
+
+def _spaces(spaces: Iterable[str] | None) -> frozenset[str] | None:
+    return None if spaces is None else frozenset(spaces)
+
+
+def _check_query(query: str) -> str:
+    if not isinstance(query, str):
+        raise InvalidInput("query", f"must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidInput("query", "is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput("query", f"has {len(query)} characters; the limit is {MAX_QUERY_CHARS}",
+                           limit=MAX_QUERY_CHARS)
+    return query.strip()
+
+
+def _check_count(name: str, value: int, high: int = MAX_K) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
+        raise InvalidInput(name, f"must be an integer from 1 to {high}, got {value!r}", limit=high)
+
+
+class _StoreLookup:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def entity_names(self, ids: list[str]) -> dict[str, str]:
+        return {e.id: e.name for e in self._store.entities(ids)}
+
+    def fact_texts(self, ids: list[str]) -> dict[str, str]:
+        return {f.id: f.text for f in self._store.facts(ids)}
+
+
+class Memory:
+    """A HippoRAG memory over one store.
+
+    >>> with Memory.open(":memory:") as memory:
+    ...     memory.index([{"title": "Tokyo", "text": "Tokyo is the capital of Japan."}])
+    ...     result = memory.recall("What is Japan's capital?")
+    """
+
+    def __init__(self, store: Store, *, settings: Settings | None = None, embedder: Embedder | None = None,
+                 extractor: Extractor | None = None) -> None:
+        self.settings = settings or Settings()
+        self.store = store
+        self.embedder = embedder or SentenceEmbedder(self.settings.embedding_model,
+                                                     batch_size=self.settings.embedding_batch_size)
+        self._query_parser = SpacyExtractor()
+        self.extractor = extractor or self._query_parser
+        self.store.bind_embedding_model(self.embedder.name, self.embedder.dim)
+        self._lock = threading.RLock()
+        self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
+        self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases)
+
+    @classmethod
+    def open(cls, store: str | Store | None = None, *, settings: Settings | None = None,
+             embedder: Embedder | None = None, extractor: Extractor | None = None) -> Memory:
+        """Open a memory on a SQLite path, ``":memory:"``, a ``neo4j://`` URL or a store object.
+
+        Without ``store``, ``settings.store`` (env ``HIPPO_STORE``) names it.
+        """
+        settings = settings or Settings()
+        if store is None or isinstance(store, str):
+            store = open_store(store or settings.store)
+        try:
+            return cls(store, settings=settings, embedder=embedder, extractor=extractor)
+        except BaseException:
+            store.close()
+            raise
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- state ---------------------------------------------------------------------
+
+    def _current(self) -> DerivedState:
+        """The derived indexes, reloaded if another process moved the store's revision."""
+        with self._lock:
+            if self.store.revision() != self._state.revision:
+                self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
+            return self._state
+
+    # -- writing -------------------------------------------------------------------
+
+    def index(self, documents: Iterable[Document | Mapping[str, Any] | str], *, space: str | None = None,
+              extractor: Extractor | None = None, progress: Progress | None = None) -> IndexResult:
+        """Add documents. Passages already stored are skipped, so re-indexing is a no-op.
+
+        Every document is validated before anything is written; the write is
+        one transaction, so a failure leaves the store as it was.
+        """
+        docs = validate_documents(documents, self.settings, space)
+        with self._lock:
+            state = self._current()
+            prepared = prepare(docs, store=self.store, state=state, embedder=self.embedder,
+                               extractor=extractor or self.extractor, settings=self.settings, progress=progress)
+            clock = time.perf_counter()
+            batch = prepared.batch
+            revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
+            prepared.timings["store"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            if revision != state.revision:
+                state.apply(batch, prepared.vectors, revision)
+            prepared.timings["graph"] += time.perf_counter() - clock
+        return IndexResult(
+            documents=len(docs), passages_added=len(batch.passages),
+            passages_unchanged=prepared.passages_unchanged, entities_added=len(batch.entities),
+            facts_added=len(batch.facts), mentions_added=len(batch.mentions),
+            synonyms_added=len(batch.synonyms), vectors_encoded=prepared.vectors_encoded, revision=revision,
+            timings={k: round(v, 4) for k, v in prepared.timings.items()},
+        )
+
+    # -- reading -------------------------------------------------------------------
+
+    def recall(self, query: str, *, n: int = 5, k: int = 10, token_budget: int | None = None,
+               spaces: Iterable[str] | None = None) -> RecallResult:
+        """Clues (seed ids and surrogate queries) and draft hits ranked by PPR mass.
+
+        ``n`` caps clues, ``k`` caps hits, ``token_budget`` caps the hits' text
+        after dedup. ``spaces`` are the spaces the caller may read (all by default).
+        """
+        query = _check_query(query)
+        _check_count("n", n)
+        _check_count("k", k)
+        if token_budget is not None:
+            _check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
+        clock = time.perf_counter()
+        state = self._current()
+        ranked = self._recaller.rank(query, state, _spaces(spaces), n=n, k=k, lookup=_StoreLookup(self.store))
+        hits = self._hits(ranked, state, k, token_budget)
+        ranked.timings["total"] = time.perf_counter() - clock
+        return RecallResult(
+            query=query, strategy=ranked.strategy, clues=ranked.clues, hits=hits, seeds=ranked.seeds,
+            note=_NOTES.get(ranked.strategy), timings={key: round(v, 5) for key, v in ranked.timings.items()},
+        )
+
+    def _hits(self, ranked: RankedPassages, state: DerivedState, k: int, token_budget: int | None) -> list[Hit]:
+        head = ranked.ranking[: k * 4]
+        passages = {p.id: p for p in self.store.passages(pid for pid, _ in head)}
+        projection = state.projection
+        seed_ids = {projection.record_ids[v]: v for v in ranked.seed_vertices}
+        fact_rows = {state.facts.ids[row]: state.fact_ends[row] for row in ranked.kept_facts}
+        view = ranked.view
+
+        def provenance(pid: str) -> Provenance:
+            if not ranked.seed_vertices:
+                return Provenance()
+            mentioned = set(view.incidence[projection.vertex[pid]].indices.tolist())
+            nodes = [sid for sid, v in seed_ids.items() if v in mentioned]
+            facts = [fid for fid, (s, o, p) in fact_rows.items()
+                     if p == pid or (projection.vertex.get(s) in mentioned and projection.vertex.get(o) in mentioned)]
+            return Provenance(nodes=nodes, facts=facts)
+
+        def stage_scores(pid: str) -> dict[str, float]:
+            dense = ranked.dense.get(pid)
+            return {"dense": round(dense, 6)} if dense is not None else {}
+
+        return assemble_hits(head, passages, k=k, token_budget=token_budget, stage_scores=stage_scores,
+                             provenance=provenance)
+
+    def retrieve(self, query: str, *, k: int = 10, mode: Mode = "dense", spaces: Iterable[str] | None = None,
+                 token_budget: int | None = None) -> list[Hit]:
+        """Plain retrieval without the graph: ``dense``, ``bm25`` or ``hybrid`` (RRF of both)."""
+        query = _check_query(query)
+        _check_count("k", k)
+        if token_budget is not None:
+            _check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
+        if mode not in ("dense", "bm25", "hybrid"):
+            raise InvalidInput("mode", f"must be dense, bm25 or hybrid, got {mode!r}")
+        state, readable = self._current(), _spaces(spaces)
+        pool = max(k * 4, 50)
+        dense = dense_ranking(state, self.embedder.encode([query])[0], readable, pool) if mode != "bm25" else []
+        sparse = keyword_ranking(self.store, query, readable, pool) if mode != "dense" else []
+        ranking = {"dense": dense, "bm25": sparse}.get(mode) or reciprocal_rank_fusion(dense, sparse)
+        passages = {p.id: p for p in self.store.passages(pid for pid, _ in ranking)}
+        dense_by_id, sparse_by_id = dict(dense), dict(sparse)
+
+        def stage_scores(pid: str) -> dict[str, float]:
+            scores = {"dense": dense_by_id.get(pid), "sparse": sparse_by_id.get(pid)}
+            return {name: round(v, 6) for name, v in scores.items() if v is not None}
+
+        return assemble_hits(ranking, passages, k=k, token_budget=token_budget, stage_scores=stage_scores)
+
+    def stats(self) -> Stats:
+        counts = self.store.counts()
+        model = self.store.embedding_model()
+        return Stats(**counts, revision=self.store.revision(), embedding_model=model[0] if model else None,
+                     store=self.store.url)
+
+    def graph_stats(self) -> dict[str, int]:
+        """Vertex and edge counts of the in-process projection, by kind."""
+        projection = self._current().projection
+        return {"vertices": projection.graph.vcount(), "passages": projection.passage_total,
+                "entities": projection.graph.vcount() - projection.passage_total,
+                **{f"{kind}_edges": count for kind, count in projection.edge_counts().items()}}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.encode(texts)
+
+
+_NOTES = {
+    "empty": "memory holds no passage: nothing to recall yet; the query itself is the only clue",
+    "dense": "no query entity or fact matched the graph: hits are plain dense retrieval",
+    "entity_link": "no fact seed; PPR ran from query entities linked to the graph",
+}

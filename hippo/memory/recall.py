@@ -1,0 +1,209 @@
+"""The online step: query -> seeds -> PPR -> clues and draft hits.
+
+Seeds come from two sources, fused:
+(a) HippoRAG 2: the entities of the facts closest to the query, weighted by
+    fact score / number of passages the entity appears in;
+(b) HippoRAG 1: the query's named entities and noun phrases, each linked to
+    its nearest entity nodes, weighted by similarity / number of passages.
+Offline, without an LLM fact filter, (b) carries most of the signal; (a)
+adds relations the query words do not name.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from hippo.config import Settings
+from hippo.graph.ppr import personalized_pagerank
+from hippo.graph.projection import GraphView
+from hippo.graph.scoring import fact_seed_weights, fuse_seeds, link_seed_weights, minmax, passage_mass
+from hippo.memory.state import DerivedState
+from hippo.models import Clue, Seed, Strategy
+from hippo.store.base import Spaces
+
+
+@dataclass
+class RankedPassages:
+    """Recall before hit assembly: passage ids with scores, and what led there."""
+
+    strategy: Strategy
+    view: GraphView
+    ranking: list[tuple[str, float]]
+    dense: dict[str, float]
+    clues: list[Clue]
+    seeds: list[Seed]
+    seed_vertices: dict[int, float]
+    kept_facts: list[int]  # rows of ``state.facts``
+    timings: dict[str, float]
+
+    @classmethod
+    def fallback(cls, strategy: Strategy, view: GraphView, query: str, ranking: list[tuple[str, float]],
+                 dense: dict[str, float], timings: dict[str, float]) -> RankedPassages:
+        """No graph walk: the query itself is the one clue."""
+        return cls(strategy=strategy, view=view, ranking=ranking, dense=dense,
+                   clues=[Clue(query=query, kind="query", weight=1.0)], seeds=[], seed_vertices={},
+                   kept_facts=[], timings=timings)
+
+
+class Lookup(Protocol):
+    """Texts recall reads from the store to word its clues."""
+
+    def entity_names(self, ids: list[str]) -> dict[str, str]: ...
+
+    def fact_texts(self, ids: list[str]) -> dict[str, str]: ...
+
+
+class Recaller:
+    """Recall over one derived state. Holds no data of its own."""
+
+    def __init__(self, settings: Settings, embed: Callable[[list[str]], np.ndarray],
+                 query_phrases: Callable[[str], list[str]]) -> None:
+        self.settings = settings
+        self._embed = embed
+        self._phrases = query_phrases
+
+    def rank(self, query: str, state: DerivedState, spaces: Spaces, *, n: int, k: int,
+             lookup: Lookup) -> RankedPassages:
+        s = self.settings
+        timings: dict[str, float] = {}
+        clock = time.perf_counter()
+        view = state.projection.view(spaces)
+        if len(view.passage_vertices) == 0:
+            return RankedPassages.fallback("empty", view, query, [], {}, timings)
+        phrases = self._phrases(query)
+        vectors = self._embed([query, *phrases])
+        q, phrase_vectors = vectors[0], vectors[1:]
+        timings["embed"] = time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        visible_rows, dense = self._dense(state, view, q)
+        kept, fact_scores = self._facts(state, view, q)
+        links = self._links(state, view, phrase_vectors)
+        timings["seeds"] = time.perf_counter() - clock
+
+        fact_seeds = fact_seed_weights(
+            ((self._fact_vertices(state, row), fact_scores[i]) for i, row in enumerate(kept)),
+            view.passage_count, s.seed_top_k,
+        )
+        link_seeds = link_seed_weights(((v, sim) for v, sim, _ in links), view.passage_count, s.seed_top_k)
+        seeds = fuse_seeds(fact_seeds, link_seeds, s.fact_seed_share)
+        passage_ids = [state.passages.ids[r] for r in visible_rows]
+        dense_by_id = dict(zip(passage_ids, dense.tolist(), strict=True))
+        ranking_k = max(k * 4, 50)
+
+        if not seeds:
+            order = np.argsort(-dense, kind="stable")[:ranking_k]
+            ranking = [(passage_ids[i], float(dense[i])) for i in order]
+            return RankedPassages.fallback("dense", view, query, ranking, dense_by_id, timings)
+
+        clock = time.perf_counter()
+        reset = np.zeros(view.graph.vcount())
+        for v, w in seeds.items():
+            reset[v] += w
+        reset[state.passage_vertex_of_row[visible_rows]] += s.passage_weight * minmax(dense)
+        ppr = personalized_pagerank(view.graph, reset, s.damping)
+        timings["ppr"] = time.perf_counter() - clock
+
+        clock = time.perf_counter()
+        mass = passage_mass(ppr, view.passage_vertices, view.incidence, s.passage_readout, s.readout_blend)
+        order = np.argsort(-mass, kind="stable")[:ranking_k]
+        vertex_ids = state.projection.record_ids
+        ranking = [(vertex_ids[view.passage_vertices[i]], float(mass[i])) for i in order]
+
+        seed_ids = {v: vertex_ids[v] for v in seeds}
+        seed_names = lookup.entity_names(list(seed_ids.values()))
+        seed_list = sorted(
+            (Seed(id=seed_ids[v], name=seed_names.get(seed_ids[v], seed_ids[v]), weight=round(w, 6),
+                  source="fact" if v in fact_seeds else "query_entity") for v, w in seeds.items()),
+            key=lambda x: -x.weight,
+        )
+        fact_texts = lookup.fact_texts([state.facts.ids[row] for row in kept])
+        clues = self._clues(state, kept, fact_scores, fact_texts, links, phrases, seeds, seed_ids, n)
+        timings["readout"] = time.perf_counter() - clock
+        strategy: Strategy = "graph" if fact_seeds else "entity_link"
+        return RankedPassages(strategy=strategy, view=view, ranking=ranking, dense=dense_by_id, clues=clues,
+                              seeds=seed_list, seed_vertices=seeds, kept_facts=kept, timings=timings)
+
+    # -- pieces --------------------------------------------------------------------
+
+    @staticmethod
+    def _dense(state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of visible passages and their cosine with the query."""
+        visible = np.isin(state.passage_vertex_of_row, view.passage_vertices)
+        rows = np.flatnonzero(visible)
+        return rows, state.passages.scores(q)[rows]
+
+    def _facts(self, state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[list[int], list[float]]:
+        """The top facts (distinct texts) among visible ones, with min-max scores."""
+        if not len(state.facts) or self.settings.fact_top_k == 0:
+            return [], []
+        passage_vertex = state.projection.vertex
+        visible_passages = set(view.passage_vertices.tolist())
+        visible = np.array([passage_vertex.get(p, -1) in visible_passages for _, _, p in state.fact_ends])
+        rows = np.flatnonzero(visible)
+        if not len(rows):
+            return [], []
+        raw = state.facts.scores(q)[rows]
+        scaled = minmax(raw)
+        kept: list[int] = []
+        scores: list[float] = []
+        seen_texts: set[str] = set()
+        for i in np.argsort(-raw, kind="stable"):
+            text_hash = state.facts.hashes[rows[i]]
+            if text_hash in seen_texts:
+                continue
+            seen_texts.add(text_hash)
+            kept.append(int(rows[i]))
+            scores.append(float(scaled[i]))
+            if len(kept) == self.settings.fact_top_k:
+                break
+        return kept, scores
+
+    @staticmethod
+    def _fact_vertices(state: DerivedState, row: int) -> list[int]:
+        subject, obj, _ = state.fact_ends[row]
+        vertex = state.projection.vertex
+        return [vertex[e] for e in (subject, obj) if e in vertex]
+
+    def _links(self, state: DerivedState, view: GraphView, phrase_vectors: np.ndarray
+               ) -> list[tuple[int, float, int]]:
+        """(vertex, similarity, phrase index) for each query phrase's nearest visible entities."""
+        s = self.settings
+        if not len(phrase_vectors) or not len(state.entities) or s.link_top_k == 0:
+            return []
+        vertex_of_row = state.entity_vertex_of_row
+        visible = (vertex_of_row >= 0) & (view.passage_count[np.maximum(vertex_of_row, 0)] > 0)
+        rows = np.flatnonzero(visible)
+        if not len(rows):
+            return []
+        sims = state.entities.scores(phrase_vectors)[rows]  # rows x phrases
+        links = []
+        for p in range(sims.shape[1]):
+            column = sims[:, p]
+            for i in np.argsort(-column, kind="stable")[: s.link_top_k]:
+                if column[i] >= s.link_min_score:
+                    links.append((int(vertex_of_row[rows[i]]), float(column[i]), p))
+        return links
+
+    def _clues(self, state: DerivedState, kept: list[int], fact_scores: list[float],
+               fact_texts: dict[str, str], links: list[tuple[int, float, int]], phrases: list[str],
+               seeds: dict[int, float], seed_ids: dict[int, str], n: int) -> list[Clue]:
+        """Surrogate queries (kept facts) and seed ids (linked entities), deduped and capped."""
+        clues: list[Clue] = []
+        for row, score in zip(kept, fact_scores, strict=True):
+            ids = [seed_ids[v] for v in self._fact_vertices(state, row) if v in seeds]
+            clues.append(Clue(query=fact_texts.get(state.facts.ids[row]), seed_ids=ids,
+                              weight=round(score, 6), kind="fact"))
+        for v, similarity, p in links:
+            if v in seeds:
+                clues.append(Clue(query=phrases[p], seed_ids=[seed_ids[v]], weight=round(seeds[v], 6),
+                                  kind="entity"))
+        unique: dict[tuple[str, tuple[str, ...]], Clue] = {}
+        for clue in sorted(clues, key=lambda c: -(c.weight or 0)):
+            unique.setdefault(((clue.query or "").casefold(), tuple(clue.seed_ids)), clue)
+        return list(unique.values())[:n]

@@ -1,0 +1,35 @@
+"""Plain retrieval baselines: dense, keyword (BM25) and their reciprocal-rank fusion."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from hippo.memory.state import DerivedState
+from hippo.store.base import Spaces, Store
+
+Mode = Literal["dense", "bm25", "hybrid"]
+RRF_K = 60  # the constant of Cormack et al.; flattens the head of each list
+
+
+def dense_ranking(state: DerivedState, q: np.ndarray, spaces: Spaces, limit: int) -> list[tuple[str, float]]:
+    view = state.projection.view(spaces)
+    rows = np.flatnonzero(np.isin(state.passage_vertex_of_row, view.passage_vertices))
+    if not len(rows):
+        return []
+    scores = state.passages.scores(q)[rows]
+    order = np.argsort(-scores, kind="stable")[:limit]
+    return [(state.passages.ids[rows[i]], float(scores[i])) for i in order]
+
+
+def keyword_ranking(store: Store, query: str, spaces: Spaces, limit: int) -> list[tuple[str, float]]:
+    return store.keyword_search(query, limit, spaces)
+
+
+def reciprocal_rank_fusion(*rankings: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, (pid, _) in enumerate(ranking):
+            fused[pid] = fused.get(pid, 0.0) + 1.0 / (RRF_K + rank + 1)
+    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))

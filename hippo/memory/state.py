@@ -1,0 +1,81 @@
+"""The derived, in-process indexes of one store: graph projection and vectors.
+
+They are caches. ``DerivedState.load`` rebuilds them from the store; after the
+engine's own writes ``apply`` updates them incrementally; a revision that moved
+under us (another process wrote) means a reload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from hippo.config import Settings
+from hippo.graph.projection import GraphProjection
+from hippo.memory.vectors import VectorIndex
+from hippo.store.base import GraphData, Store, WriteBatch, embed_hash
+
+
+@dataclass
+class DerivedState:
+    revision: int
+    projection: GraphProjection
+    passages: VectorIndex
+    entities: VectorIndex
+    facts: VectorIndex
+    # Per fact row: (subject id, object id, passage id), aligned with ``facts``.
+    fact_ends: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, store: Store, dim: int, settings: Settings) -> DerivedState:
+        revision = store.revision()
+        data = store.load_graph()
+        state = cls(
+            revision=revision,
+            projection=GraphProjection.from_data(
+                data, relation_weight=settings.relation_weight, mention_weight=settings.mention_weight
+            ),
+            passages=VectorIndex(dim),
+            entities=VectorIndex(dim),
+            facts=VectorIndex(dim),
+        )
+        for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
+            ids, hashes, matrix = store.load_vectors(kind)
+            index.add(ids, hashes, matrix)
+        ends = {fid: (s, o, p) for fid, s, o, p in data.facts}
+        state.fact_ends = [ends[fid] for fid in state.facts.ids]
+        return state
+
+    def apply(self, batch: WriteBatch, vectors: dict[str, np.ndarray], revision: int) -> None:
+        """Add what a successful write added. ``vectors`` holds every record's vector by hash."""
+        known = self.projection.vertex
+        passages = [p for p in batch.passages if p.id not in known]
+        entities = [e for e in batch.entities if e.id not in known]
+        fresh_passages = {p.id for p in passages}
+        facts = [f for f in batch.facts if f.passage_id in fresh_passages]
+        self.projection.add(GraphData(
+            passages=[(p.id, p.space) for p in passages],
+            entities=[e.id for e in entities],
+            facts=[(f.id, f.subject_id, f.object_id, f.passage_id) for f in facts],
+            mentions=[(m.passage_id, m.entity_id) for m in batch.mentions if m.passage_id in fresh_passages],
+            synonyms=[(s.a, s.b, s.score) for s in batch.synonyms],
+        ))
+        for index, records in ((self.passages, passages), (self.entities, entities), (self.facts, facts)):
+            hashes = [embed_hash(r) for r in records]
+            if records:
+                index.add([r.id for r in records], hashes, np.stack([vectors[h] for h in hashes]))
+        self.fact_ends.extend((f.subject_id, f.object_id, f.passage_id) for f in facts)
+        self.revision = revision
+        self.__dict__.pop("passage_vertex_of_row", None)
+        self.__dict__.pop("entity_vertex_of_row", None)
+
+    @cached_property
+    def passage_vertex_of_row(self) -> np.ndarray:
+        """Graph vertex of each row of ``passages``."""
+        return np.array([self.projection.vertex[i] for i in self.passages.ids], dtype=np.int64)
+
+    @cached_property
+    def entity_vertex_of_row(self) -> np.ndarray:
+        return np.array([self.projection.vertex.get(i, -1) for i in self.entities.ids], dtype=np.int64)

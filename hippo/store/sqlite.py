@@ -1,0 +1,295 @@
+"""The embedded default store: one SQLite file (or ``:memory:``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from hippo.errors import EmbeddingModelMismatch, StoreError
+from hippo.models import Entity, Fact, Passage
+from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
+
+_SCHEMA_VERSION = "1"
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
+
+
+def _chunks(items: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _fts_query(text: str) -> str:
+    """Quote every word so user text can never be read as FTS5 syntax."""
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+class SQLiteStore:
+    """Implements ``hippo.store.base.Store`` on stdlib ``sqlite3``."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.url = str(path)
+        if self.url != ":memory:":
+            Path(self.url).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.url, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite store at {self.url}: {exc}") from exc
+        self._lock = threading.RLock()
+        schema = resources.files("hippo.store").joinpath("sqlite_schema.sql").read_text()
+        self._db.executescript(schema)
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (_SCHEMA_VERSION,))
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('revision', '0')")
+
+    # -- transactions ----------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            else:
+                self._db.execute("COMMIT")
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    # -- protocol --------------------------------------------------------------
+
+    def revision(self) -> int:
+        with self._lock:
+            return int(self._meta("revision") or 0)
+
+    def embedding_model(self) -> tuple[str, int] | None:
+        with self._lock:
+            name, dim = self._meta("embedding_model"), self._meta("embedding_dim")
+        return (name, int(dim)) if name and dim else None
+
+    def bind_embedding_model(self, name: str, dim: int) -> None:
+        bound = self.embedding_model()
+        if bound is None:
+            with self._transaction() as db:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", (name,))
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_dim', ?)", (str(dim),))
+        elif bound != (name, dim):
+            raise EmbeddingModelMismatch(
+                f"store {self.url} holds vectors of {bound[0]!r} ({bound[1]} dims); "
+                f"cannot add vectors of {name!r} ({dim} dims). Open it with "
+                f"embedding_model={bound[0]!r} or use another store."
+            )
+
+    def write(self, batch: WriteBatch) -> int:
+        with self._transaction() as db:
+            before = db.total_changes
+            stored = self._existing(db, [p.id for p in batch.passages])
+            new_passages = [p for p in batch.passages if p.id not in stored]
+            db.executemany(
+                "INSERT INTO documents (id, title, source, space, version, meta) VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT(id) DO UPDATE SET title=excluded.title, source=excluded.source, "
+                "space=excluded.space, version=excluded.version, meta=excluded.meta "
+                "WHERE (title, source, space, version, meta) IS NOT "
+                "(excluded.title, excluded.source, excluded.space, excluded.version, excluded.meta)",
+                [(d.id, d.title, d.source, d.space, d.version, json.dumps(d.meta, sort_keys=True))
+                 for d in batch.documents],
+            )
+            db.executemany(
+                "INSERT INTO passages (id, doc_id, idx, title, text, space, version, embed_hash) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                [(p.id, p.doc_id, p.index, p.title, p.text, p.space, p.version, embed_hash(p))
+                 for p in new_passages],
+            )
+            db.executemany(
+                "INSERT INTO passage_fts (rowid, title, text) "
+                "SELECT rowid, title, text FROM passages WHERE id = ?",
+                [(p.id,) for p in new_passages],
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO entities (id, name, key, type, embed_hash) VALUES (?,?,?,?,?)",
+                [(e.id, e.name, e.key, e.type, embed_hash(e)) for e in batch.entities],
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO facts (id, subject_id, predicate, object_id, passage_id, "
+                "subject, object, embed_hash) VALUES (?,?,?,?,?,?,?,?)",
+                [(f.id, f.subject_id, f.predicate, f.object_id, f.passage_id, f.subject,
+                  f.object, embed_hash(f)) for f in batch.facts],
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO mentions (passage_id, entity_id) VALUES (?,?)",
+                [(m.passage_id, m.entity_id) for m in batch.mentions],
+            )
+            db.executemany(
+                "INSERT INTO synonyms (a, b, score) VALUES (?,?,?) "
+                "ON CONFLICT(a, b) DO UPDATE SET score=excluded.score WHERE score != excluded.score",
+                [(s.a, s.b, s.score) for s in batch.synonyms],
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO vectors (hash, vector) VALUES (?,?)",
+                [(h, _blob(v)) for h, v in batch.vectors.items()],
+            )
+            if db.total_changes != before:
+                db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'revision'")
+            return int(self._meta("revision") or 0)
+
+    def _existing(self, db: sqlite3.Connection, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for table in ("passages", "entities", "facts"):
+            for part in _chunks(ids):
+                rows = db.execute(f"SELECT id FROM {table} WHERE id IN ({_marks(len(part))})", part)
+                found.update(r[0] for r in rows)
+        return found
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        with self._lock:
+            return self._existing(self._db, list(ids))
+
+    def vectors(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for part in _chunks(list(dict.fromkeys(hashes))):
+                rows = self._db.execute(
+                    f"SELECT hash, vector FROM vectors WHERE hash IN ({_marks(len(part))})", part
+                )
+                found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
+        return found
+
+    def load_graph(self) -> GraphData:
+        with self._lock:
+            db = self._db
+            passages = db.execute(
+                "SELECT id, space FROM passages WHERE forgotten_at IS NULL ORDER BY rowid"
+            ).fetchall()
+            facts = db.execute(
+                "SELECT f.id, f.subject_id, f.object_id, f.passage_id FROM facts f "
+                "JOIN passages p ON p.id = f.passage_id WHERE p.forgotten_at IS NULL ORDER BY f.rowid"
+            ).fetchall()
+            mentions = db.execute(
+                "SELECT m.passage_id, m.entity_id FROM mentions m "
+                "JOIN passages p ON p.id = m.passage_id WHERE p.forgotten_at IS NULL"
+            ).fetchall()
+            entities = [r[0] for r in db.execute(
+                "SELECT id FROM entities e WHERE EXISTS (SELECT 1 FROM mentions m "
+                "JOIN passages p ON p.id = m.passage_id "
+                "WHERE m.entity_id = e.id AND p.forgotten_at IS NULL) ORDER BY rowid"
+            )]
+            live = set(entities)
+            synonyms = [
+                (a, b, s) for a, b, s in db.execute("SELECT a, b, score FROM synonyms")
+                if a in live and b in live
+            ]
+        return GraphData(passages, entities, facts, mentions, synonyms)
+
+    _VECTOR_QUERIES = {
+        "passage": "SELECT r.id, r.embed_hash, v.vector FROM passages r JOIN vectors v "
+                   "ON v.hash = r.embed_hash WHERE r.forgotten_at IS NULL ORDER BY r.rowid",
+        "entity": "SELECT r.id, r.embed_hash, v.vector FROM entities r JOIN vectors v "
+                  "ON v.hash = r.embed_hash ORDER BY r.rowid",
+        "fact": "SELECT r.id, r.embed_hash, v.vector FROM facts r JOIN passages p ON p.id = r.passage_id "
+                "JOIN vectors v ON v.hash = r.embed_hash WHERE p.forgotten_at IS NULL ORDER BY r.rowid",
+    }
+
+    def load_vectors(self, kind: VectorKind) -> tuple[list[str], list[str], np.ndarray]:
+        with self._lock:
+            rows = self._db.execute(self._VECTOR_QUERIES[kind]).fetchall()
+        bound = self.embedding_model()
+        dim = bound[1] if bound else 0
+        if not rows:
+            return [], [], np.zeros((0, dim), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        return [r[0] for r in rows], [r[1] for r in rows], matrix
+
+    def passages(self, ids: Iterable[str]) -> list[Passage]:
+        wanted = list(dict.fromkeys(ids))
+        by_id: dict[str, Passage] = {}
+        with self._lock:
+            for part in _chunks(wanted):
+                rows = self._db.execute(
+                    "SELECT id, doc_id, idx, title, text, space, version, forgotten_at "
+                    f"FROM passages WHERE id IN ({_marks(len(part))})", part
+                )
+                for r in rows:
+                    by_id[r[0]] = Passage(id=r[0], doc_id=r[1], index=r[2], title=r[3], text=r[4],
+                                          space=r[5], version=r[6], forgotten_at=r[7])
+        return [by_id[i] for i in wanted if i in by_id]
+
+    def entities(self, ids: Iterable[str]) -> list[Entity]:
+        wanted = list(dict.fromkeys(ids))
+        by_id: dict[str, Entity] = {}
+        with self._lock:
+            for part in _chunks(wanted):
+                rows = self._db.execute(
+                    f"SELECT id, name, key, type FROM entities WHERE id IN ({_marks(len(part))})", part
+                )
+                by_id.update((r[0], Entity(id=r[0], name=r[1], key=r[2], type=r[3])) for r in rows)
+        return [by_id[i] for i in wanted if i in by_id]
+
+    def facts(self, ids: Iterable[str]) -> list[Fact]:
+        wanted = list(dict.fromkeys(ids))
+        by_id: dict[str, Fact] = {}
+        with self._lock:
+            for part in _chunks(wanted):
+                rows = self._db.execute(
+                    "SELECT id, subject_id, predicate, object_id, passage_id, subject, object "
+                    f"FROM facts WHERE id IN ({_marks(len(part))})", part
+                )
+                by_id.update(
+                    (r[0], Fact(id=r[0], subject_id=r[1], predicate=r[2], object_id=r[3],
+                                passage_id=r[4], subject=r[5], object=r[6]))
+                    for r in rows
+                )
+        return [by_id[i] for i in wanted if i in by_id]
+
+    def keyword_search(self, query: str, k: int, spaces: Spaces = None) -> list[tuple[str, float]]:
+        match = _fts_query(query)
+        if not match or k <= 0:
+            return []
+        sql = (
+            "SELECT p.id, -bm25(passage_fts) AS score FROM passage_fts "
+            "JOIN passages p ON p.rowid = passage_fts.rowid "
+            "WHERE passage_fts MATCH ? AND p.forgotten_at IS NULL"
+        )
+        params: list[object] = [match]
+        if spaces is not None:
+            sql += f" AND p.space IN ({_marks(len(spaces))})"
+            params.extend(sorted(spaces))
+        sql += " ORDER BY score DESC LIMIT ?"
+        params.append(k)
+        with self._lock:
+            return [(r[0], float(r[1])) for r in self._db.execute(sql, params)]
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            count = lambda sql: int(self._db.execute(sql).fetchone()[0])  # noqa: E731
+            return {
+                "documents": count("SELECT COUNT(*) FROM documents"),
+                "passages": count("SELECT COUNT(*) FROM passages WHERE forgotten_at IS NULL"),
+                "entities": count("SELECT COUNT(*) FROM entities"),
+                "facts": count("SELECT COUNT(*) FROM facts"),
+                "mentions": count("SELECT COUNT(*) FROM mentions"),
+                "synonyms": count("SELECT COUNT(*) FROM synonyms"),
+            }
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

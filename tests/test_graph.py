@@ -1,0 +1,130 @@
+"""PPR, seed weighting and read-out as pure functions on hand-made graphs."""
+
+import igraph as ig
+import numpy as np
+import pytest
+from scipy import sparse
+
+from hippo.graph import GraphProjection, personalized_pagerank, synonym_edges
+from hippo.graph.scoring import fact_seed_weights, fuse_seeds, link_seed_weights, minmax, passage_mass
+from hippo.store import GraphData
+
+
+def _path_graph(n: int) -> ig.Graph:
+    graph = ig.Graph(n=n, edges=[(i, i + 1) for i in range(n - 1)], directed=False)
+    graph.es["weight"] = [1.0] * (n - 1)
+    return graph
+
+
+def test_ppr_is_a_distribution_that_decays_with_distance_from_the_seed():
+    scores = personalized_pagerank(_path_graph(5), np.array([1.0, 0, 0, 0, 0]), damping=0.5)
+    assert scores.sum() == pytest.approx(1.0)
+    assert list(scores) == sorted(scores, reverse=True)
+
+
+def test_ppr_matches_the_closed_form_on_two_nodes():
+    # Two nodes, one edge, restart at node 0 with probability 1 - d:
+    # p0 = (1 - d) + d * p1 and p1 = d * p0  =>  p0 = 1 / (1 + d).
+    d = 0.5
+    scores = personalized_pagerank(_path_graph(2), np.array([1.0, 0.0]), damping=d)
+    assert scores[0] == pytest.approx(1 / (1 + d), abs=1e-6)
+
+
+def test_ppr_ignores_reset_scale_and_rejects_an_empty_reset():
+    graph = _path_graph(4)
+    a = personalized_pagerank(graph, np.array([2.0, 0, 1, 0]))
+    b = personalized_pagerank(graph, np.array([0.2, 0, 0.1, 0]))
+    assert np.allclose(a, b)
+    with pytest.raises(ValueError, match="no positive entry"):
+        personalized_pagerank(graph, np.zeros(4))
+
+
+def test_fact_seeds_divide_by_node_specificity_and_average_over_facts():
+    passage_count = np.array([1.0, 4.0, 2.0])
+    seeds = fact_seed_weights([([0, 1], 1.0), ([1, 2], 0.5)], passage_count, k=5)
+    assert seeds[0] == pytest.approx(1.0)
+    assert seeds[1] == pytest.approx((1.0 / 4 + 0.5 / 4) / 2)
+    assert seeds[2] == pytest.approx(0.25)
+    assert list(fact_seed_weights([([0, 1], 1.0), ([1, 2], 0.5)], passage_count, k=1)) == [0]
+
+
+def test_link_seeds_keep_the_best_link_and_skip_unsupported_nodes():
+    passage_count = np.array([2.0, 0.0, 1.0])
+    seeds = link_seed_weights([(0, 0.9), (0, 0.5), (1, 1.0), (2, 0.7)], passage_count, k=5)
+    assert seeds == {0: pytest.approx(0.45), 2: pytest.approx(0.7)}
+
+
+def test_fuse_scales_each_source_to_one_before_mixing():
+    fused = fuse_seeds({0: 0.2, 1: 0.1}, {1: 10.0}, fact_share=0.5)
+    assert fused[0] == pytest.approx(0.5)
+    assert fused[1] == pytest.approx(0.25 + 0.5)
+    assert fuse_seeds({}, {3: 2.0}, 0.5) == {3: pytest.approx(0.5)}
+
+
+def test_passage_readouts():
+    # vertices: 0, 1 passages; 2, 3 entities. Passage 0 mentions 2 and 3, passage 1 mentions 3.
+    ppr = np.array([0.1, 0.3, 0.4, 0.2])
+    incidence = sparse.csr_matrix(([1.0, 1.0, 1.0], ([0, 0, 1], [2, 3, 3])), shape=(4, 4))
+    passages = np.array([0, 1])
+    assert np.allclose(passage_mass(ppr, passages, incidence, "passage"), [0.1, 0.3])
+    assert np.allclose(passage_mass(ppr, passages, incidence, "incidence"), [0.6, 0.2])
+    assert np.allclose(passage_mass(ppr, passages, incidence, "blend", 0.5), [0.5, 0.5])
+    assert np.allclose(minmax(np.array([3.0, 3.0])), [1.0, 1.0])
+
+
+def test_synonyms_only_above_threshold_and_never_for_short_names():
+    vectors = np.array([[1.0, 0.0], [0.96, 0.28], [0.0, 1.0], [1.0, 0.0]], dtype=np.float32)
+    ids, keys = ["e:a", "e:b", "e:c", "e:d"], ["alpha", "alphas", "gamma", "ab"]
+    edges = synonym_edges(ids, keys, vectors, ids, vectors, threshold=0.9, max_neighbors=10)
+    pairs = {(e.a, e.b) for e in edges}
+    assert ("e:a", "e:b") in pairs
+    assert all("e:c" not in pair for pair in pairs)
+    # "ab" is too short to be queried, but others may still link to it.
+    assert ("e:a", "e:d") in pairs and all(e.a < e.b for e in edges)
+
+
+def _projection() -> GraphProjection:
+    return GraphProjection.from_data(GraphData(
+        passages=[("p1", "org"), ("p2", "user:ann")],
+        entities=["e1", "e2", "e3"],
+        facts=[("f1", "e1", "e2", "p1"), ("f2", "e2", "e3", "p2")],
+        mentions=[("p1", "e1"), ("p1", "e2"), ("p2", "e2"), ("p2", "e3")],
+        synonyms=[("e1", "e3", 0.9)],
+    ))
+
+
+def test_projection_counts_edges_by_kind():
+    projection = _projection()
+    assert projection.edge_counts() == {"relation": 2, "mention": 4, "synonym": 1}
+    view = projection.view(None)
+    e2 = projection.vertex["e2"]
+    assert view.passage_count[e2] == 2
+
+
+def test_view_for_a_space_drops_edges_derived_only_from_hidden_passages():
+    projection = _projection()
+    view = projection.view(frozenset({"org"}))
+    v = projection.vertex
+    assert view.graph.vcount() == projection.graph.vcount()  # ids stay aligned
+    assert list(view.passage_vertices) == [v["p1"]]
+    assert view.passage_count[v["e3"]] == 0 and view.passage_count[v["e2"]] == 1
+    neighbours = {projection.record_ids[n] for n in view.graph.neighbors(v["e3"])}
+    assert neighbours == set()  # relation via p2, mention by p2 and the synonym to e3 are hidden
+    reset = np.zeros(view.graph.vcount())
+    reset[v["e1"]] = 1.0
+    scores = personalized_pagerank(view.graph, reset)
+    assert scores[v["p2"]] == 0 and scores[v["e3"]] == 0
+
+
+def test_incremental_add_equals_building_at_once():
+    whole = _projection()
+    parts = GraphProjection()
+    parts.add(GraphData([("p1", "org")], ["e1", "e2"], [("f1", "e1", "e2", "p1")],
+                        [("p1", "e1"), ("p1", "e2")], []))
+    parts.add(GraphData([("p2", "user:ann")], ["e3"], [("f2", "e2", "e3", "p2")],
+                        [("p2", "e2"), ("p2", "e3")], [("e1", "e3", 0.9)]))
+    reset = np.ones(whole.graph.vcount())
+    a = personalized_pagerank(whole.graph, reset)
+    b = personalized_pagerank(parts.graph, reset)
+    for rid, vid in whole.vertex.items():
+        assert a[vid] == pytest.approx(b[parts.vertex[rid]])

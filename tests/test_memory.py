@@ -1,0 +1,184 @@
+"""The engine end to end on the embedded store, with the real models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hippo import EmbeddingModelError, EmbeddingModelMismatch, InvalidInput, Memory
+from hippo.embed import SentenceEmbedder
+from hippo.store import SQLiteStore
+
+
+def _titles(hits) -> list[str]:
+    return [h.title for h in hits]
+
+
+def test_recall_finds_a_two_hop_answer_through_the_graph(sample_memory):
+    result = sample_memory.recall(
+        "In which year was the company co-founded by the inventor of the tide-clock dissolved?", k=5)
+    assert result.strategy == "graph"
+    assert {"Tide-clock", "Südhof & Lind Horology"} <= set(_titles(result.hits))
+    assert result.clues and all(c.seed_ids or c.query for c in result.clues)
+    entity_ids = {s.id for s in result.seeds}
+    assert all(sid in entity_ids for c in result.clues for sid in c.seed_ids)
+    assert any(h.provenance.nodes for h in result.hits), "graph hits say which seeds led to them"
+    assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+
+
+def test_caps_on_clues_hits_and_tokens(sample_memory):
+    question = "Who governs the island on which the painter Greta Südhof was born?"
+    assert len(sample_memory.recall(question, n=2).clues) <= 2
+    assert len(sample_memory.recall(question, k=3).hits) == 3
+    budgeted = sample_memory.recall(question, k=10, token_budget=200)
+    assert 0 < len(budgeted.hits) < 10
+    assert sum((len(h.text) + 3) // 4 for h in budgeted.hits) <= 200
+
+
+def test_retrieve_baselines(sample_memory):
+    for mode in ("dense", "bm25", "hybrid"):
+        hits = sample_memory.retrieve("tide-clock inventor", k=3, mode=mode)
+        assert len(hits) == 3 and "Tide-clock" in _titles(hits), mode
+    assert sample_memory.retrieve("tide-clock", k=2, mode="bm25")[0].scores["sparse"] > 0
+
+
+def test_reindexing_changes_nothing(open_memory, sample_corpus):
+    memory = open_memory()
+    first = memory.index(sample_corpus)
+    stats, graph = memory.stats(), memory.graph_stats()
+    again = memory.index(sample_corpus)
+    assert again.passages_added == again.entities_added == again.facts_added == again.vectors_encoded == 0
+    assert again.passages_unchanged == first.passages_added
+    assert again.revision == first.revision
+    assert memory.stats() == stats and memory.graph_stats() == graph
+
+
+def test_empty_memory_falls_back_to_the_query(open_memory):
+    result = open_memory().recall("Who founded the Veskari Shipping Company?")
+    assert result.strategy == "empty" and result.hits == []
+    assert [c.query for c in result.clues] == ["Who founded the Veskari Shipping Company?"]
+    assert "no passage" in result.note
+
+
+def test_query_without_known_entities_still_answers(sample_memory):
+    result = sample_memory.recall("zxqv wpmf?")
+    assert result.hits, "falls back to dense retrieval instead of returning nothing"
+    if result.strategy == "dense":
+        assert result.note and result.clues[0].query == "zxqv wpmf?"
+
+
+@pytest.mark.parametrize("query", ["", "   ", "x" * 5000])
+def test_bad_queries_name_the_field(sample_memory, query):
+    with pytest.raises(InvalidInput, match="^query: "):
+        sample_memory.recall(query)
+
+
+@pytest.mark.parametrize(("name", "value"), [("n", 0), ("k", -1), ("k", 10_001), ("token_budget", 0)])
+def test_bad_caps_name_the_field(sample_memory, name, value):
+    with pytest.raises(InvalidInput, match=f"^{name}: "):
+        sample_memory.recall("tide-clock", **{name: value})
+
+
+def _snapshot(memory: Memory):
+    return memory.stats(), memory.graph_stats()
+
+
+@pytest.mark.parametrize(("document", "field"), [
+    ({"title": "Big", "text": "word " * 300}, "documents[1].text"),
+    ({"title": "Bad", "text": "broken \udcff surrogate"}, "documents[1].text"),
+    ({"title": "Empty", "text": "   "}, "documents[1].text"),
+    ({"title": 5, "text": "title is not a string"}, "documents[1].title"),
+    ({"text": None}, "documents[1].text"),
+])
+def test_bad_documents_are_refused_and_nothing_is_written(open_memory, document, field):
+    memory = open_memory(max_document_chars=1000)
+    memory.index([{"title": "Seed", "text": "Alpha was built by Beta."}])
+    before = _snapshot(memory)
+    good = {"title": "Good", "text": "Gamma orbits Delta."}
+    with pytest.raises(InvalidInput) as error:
+        memory.index([good, document])
+    assert error.value.field == field
+    assert _snapshot(memory) == before
+
+
+def test_a_failing_extractor_leaves_the_store_unchanged(open_memory):
+    class Broken:
+        name = "broken"
+
+        def extract(self, passages):
+            raise RuntimeError("extractor crashed")
+
+    memory = open_memory()
+    memory.index([{"title": "Seed", "text": "Alpha was built by Beta."}])
+    before = _snapshot(memory)
+    with pytest.raises(RuntimeError):
+        memory.index([{"title": "New", "text": "Gamma orbits Delta."}], extractor=Broken())
+    assert _snapshot(memory) == before
+
+
+def test_unknown_embedding_model_is_a_clear_error(tmp_path):
+    with pytest.raises(EmbeddingModelError, match="never downloads"):
+        Memory.open(str(tmp_path / "m.db"), settings=__import__("hippo").Settings(
+            embedding_model="no-such-org/no-such-model"))
+
+
+def test_a_store_refuses_vectors_of_another_model(open_memory, tmp_path, embedder):
+    class Other:
+        name, dim = "other-model", 384
+
+        def encode(self, texts):
+            return np.zeros((len(texts), 384), dtype=np.float32)
+
+    path = tmp_path / "bound.db"
+    memory = Memory(SQLiteStore(path), embedder=embedder)
+    memory.index([{"title": "Seed", "text": "Alpha was built by Beta."}])
+    before = memory.stats()
+    memory.close()
+    with pytest.raises(EmbeddingModelMismatch, match="all-MiniLM-L6-v2"):
+        Memory(SQLiteStore(path), embedder=Other())
+    with Memory(SQLiteStore(path), embedder=embedder) as reopened:
+        assert reopened.stats() == before
+
+
+def test_unicode_entity_names_survive(open_memory):
+    memory = open_memory()
+    memory.index([
+        {"title": "Thomas Südhof", "text": "Thomas Südhof was born in Göttingen. He studied at the University of Göttingen."},
+        {"title": "東京都", "text": "東京都 is the capital of Japan. 東京都 hosted the 1964 Olympics."},
+        {"title": "大阪府", "text": "大阪府 is a prefecture in the Kansai region of Japan."},
+    ])
+    names = {e.name for e in memory.store.entities(
+        [i for i in memory._current().projection.record_ids if i.startswith("entity:")])}
+    assert {"Thomas Südhof", "東京都", "大阪府", "Göttingen"} <= names
+    result = memory.recall("Where was Thomas Südhof born?")
+    assert any(s.name == "Thomas Südhof" for s in result.seeds)
+
+
+def test_spaces_limit_what_a_reader_sees(open_memory):
+    memory = open_memory()
+    memory.index([{"title": "Public", "text": "The Aurora Bridge was designed by Lena Markov."}])
+    memory.index([{"title": "Private", "text": "Lena Markov keeps a diary about the Aurora Bridge."}],
+                 space="user:lena")
+    everyone = memory.recall("Who designed the Aurora Bridge?")
+    assert {"Public", "Private"} <= set(_titles(everyone.hits))
+    org_only = memory.recall("Who designed the Aurora Bridge?", spaces=["org"])
+    assert _titles(org_only.hits) == ["Public"]
+    assert all(h.space == "org" for h in memory.retrieve("diary", k=5, mode="hybrid", spaces=["org"]))
+
+
+def test_a_second_process_sees_writes_through_the_revision(tmp_path, embedder):
+    path = tmp_path / "shared.db"
+    writer = Memory(SQLiteStore(path), embedder=embedder)
+    reader = Memory(SQLiteStore(path), embedder=embedder)
+    try:
+        assert reader.recall("Who designed the Aurora Bridge?").strategy == "empty"
+        writer.index([{"title": "Aurora Bridge", "text": "The Aurora Bridge was designed by Lena Markov."}])
+        assert _titles(reader.recall("Who designed the Aurora Bridge?").hits) == ["Aurora Bridge"]
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_the_embedder_is_deterministic(embedder: SentenceEmbedder):
+    a, b = embedder.encode(["Göttingen"]), embedder.encode(["Göttingen"])
+    assert np.allclose(a, b) and np.linalg.norm(a) == pytest.approx(1.0, abs=1e-5)
