@@ -61,3 +61,81 @@ def sample_memory(embedder: SentenceEmbedder, tmp_path_factory: pytest.TempPathF
     memory.index(corpus)
     yield memory
     memory.close()
+
+
+# -- Neo4j -------------------------------------------------------------------------
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker
+
+        client = docker.from_env(timeout=3)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def neo4j_server() -> Iterator[dict[str, str]]:
+    """A Neo4j server: ``NEO4J_URI`` (+ ``NEO4J_USER``/``NEO4J_PASSWORD``) when set, else
+    testcontainers' ``neo4j:5.26-community`` when a Docker engine answers. Without
+    either, Neo4j tests fail under ``CI`` and skip elsewhere."""
+    uri = os.environ.get("NEO4J_URI")
+    if uri:
+        yield {"uri": uri, "user": os.environ.get("NEO4J_USER", "neo4j"),
+               "password": os.environ.get("NEO4J_PASSWORD", "")}
+        return
+    if _docker_answers():
+        try:
+            from testcontainers.community.neo4j import Neo4jContainer
+        except ImportError:  # testcontainers < 4.14
+            from testcontainers.neo4j import Neo4jContainer
+
+        with Neo4jContainer("neo4j:5.26-community", username="neo4j", password="hippo-password") as container:
+            yield {"uri": container.get_connection_url(), "user": container.username,
+                   "password": container.password}
+        return
+    reason = "no Neo4j: set NEO4J_URI (eval \"$(scripts/neo4j start)\") or run a Docker engine"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def wipe_neo4j(server: dict[str, str]) -> None:
+    """Empty the database (Community has one user database): every node, and the vector
+    indexes, whose dimension belongs to the model of the previous test."""
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(server["uri"], auth=(server["user"], server["password"])) as driver:
+        with driver.session() as session:
+            session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS").consume()
+            names = [r["name"] for r in session.run("SHOW VECTOR INDEXES YIELD name")]
+            for name in names:
+                session.run("DROP INDEX $name IF EXISTS", name=name).consume()
+
+
+@pytest.fixture(scope="session")
+def neo4j_wipe(neo4j_server: dict[str, str]) -> Callable[[], None]:
+    return lambda: wipe_neo4j(neo4j_server)
+
+
+@pytest.fixture
+def neo4j_store(neo4j_server: dict[str, str], neo4j_wipe: Callable[[], None]) -> Iterator[Callable[..., Store]]:
+    """Open Neo4j stores on a database wiped once for this test; all closed at teardown."""
+    from hippo.store.neo4j import Neo4jStore
+
+    neo4j_wipe()
+    opened: list[Store] = []
+
+    def factory(**kwargs: object) -> Store:
+        store = Neo4jStore(neo4j_server["uri"], neo4j_server["user"], neo4j_server["password"], **kwargs)
+        opened.append(store)
+        return store
+
+    yield factory
+    for store in opened:
+        store.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -15,12 +15,28 @@ from hippo.store import SQLiteStore, Store, WriteBatch, embed_hash
 DIM = 4
 
 
-@pytest.fixture(params=["sqlite"])
-def store(request, tmp_path) -> Iterator[Store]:
-    opened = SQLiteStore(tmp_path / "contract.db")
+@pytest.fixture(params=["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def opener(request, tmp_path) -> Iterator[Callable[[], Store]]:
+    """Opens another handle on the same, initially empty database (closed at teardown)."""
+    if request.param == "neo4j":
+        yield request.getfixturevalue("neo4j_store")
+        return
+    opened: list[Store] = []
+
+    def open_sqlite() -> Store:
+        opened.append(SQLiteStore(tmp_path / "contract.db"))
+        return opened[-1]
+
+    yield open_sqlite
+    for handle in opened:
+        handle.close()
+
+
+@pytest.fixture
+def store(opener) -> Store:
+    opened = opener()
     opened.bind_embedding_model("test-model", DIM)
-    yield opened
-    opened.close()
+    return opened
 
 
 def _vector(seed: int) -> np.ndarray:
@@ -120,3 +136,195 @@ def test_embedding_model_is_bound_once(store):
     store.bind_embedding_model("test-model", DIM)  # the same model again is fine
     with pytest.raises(EmbeddingModelMismatch, match="test-model"):
         store.bind_embedding_model("other-model", 8)
+
+
+# -- more of what the engine relies on ----------------------------------------------
+
+
+def _passage_batch(doc: str, texts: list[str], space: str = "org", title: str = "") -> WriteBatch:
+    passages = [Passage(id=f"passage:{doc}:{i}", doc_id=doc, index=i, title=title, text=t, space=space)
+                for i, t in enumerate(texts)]
+    return WriteBatch(documents=[DocumentRecord(id=doc, title=title, space=space)], passages=passages,
+                      vectors={embed_hash(p): _vector(100 + i) for i, p in enumerate(passages)})
+
+
+def test_an_empty_store(store):
+    assert store.revision() == 0
+    assert store.counts() == dict.fromkeys(
+        ("documents", "passages", "entities", "facts", "mentions", "synonyms"), 0)
+    graph = store.load_graph()
+    assert (graph.passages, graph.entities, graph.facts, graph.mentions, graph.synonyms) == ([],) * 5
+    for kind in ("passage", "entity", "fact"):
+        ids, hashes, matrix = store.load_vectors(kind)
+        assert ids == [] and hashes == [] and matrix.shape == (0, DIM) and matrix.dtype == np.float32
+    assert store.existing_ids([]) == set() and store.vectors([]) == {}
+    assert store.keyword_search("alpha", 5) == []
+    assert store.write(WriteBatch()) == 0  # an empty batch changes nothing
+
+
+def test_reads_of_unknown_ids_are_empty_and_follow_the_requested_order(store):
+    store.write(_batch())
+    store.write(_batch(doc="doc:2", text="Gamma."))
+    assert store.passages(["passage:nope"]) == [] and store.entities(["entity:nope"]) == []
+    assert store.facts(["fact:nope"]) == []
+    wanted = ["passage:doc:2", "passage:nope", "passage:doc:1", "passage:doc:2"]
+    assert [p.id for p in store.passages(wanted)] == ["passage:doc:2", "passage:doc:1"]
+    assert [e.id for e in store.entities(["entity:beta", "entity:alpha"])] == ["entity:beta", "entity:alpha"]
+    [alpha] = store.entities(["entity:alpha"])
+    assert (alpha.name, alpha.key, alpha.type) == ("Alpha", "alpha", "TITLE")
+    assert [f.id for f in store.facts(["fact:doc:2", "fact:doc:1"])] == ["fact:doc:2", "fact:doc:1"]
+    assert store.existing_ids(["doc:1", "nope"]) == set()  # documents are not records the engine looks up
+
+
+def test_records_keep_store_order_across_batches(store):
+    """Rows come back in the order records were first written, so the projection and the
+    vector matrices line up the same way on every store."""
+    store.write(_passage_batch("doc:b", ["Bravo one.", "Bravo two."]))
+    store.write(_passage_batch("doc:a", ["Alfa one."]))
+    store.write(_passage_batch("doc:b", ["Bravo one.", "Bravo two.", "Bravo three."]))
+    order = ["passage:doc:b:0", "passage:doc:b:1", "passage:doc:a:0", "passage:doc:b:2"]
+    assert [pid for pid, _ in store.load_graph().passages] == order
+    ids, hashes, matrix = store.load_vectors("passage")
+    assert ids == order
+    texts = {p.id: p for p in store.passages(order)}
+    assert hashes == [embed_hash(texts[i]) for i in order]
+    cached = store.vectors(hashes)
+    assert np.array_equal(matrix, np.stack([cached[h] for h in hashes]))
+
+
+def test_vectors_are_float32_exact(store):
+    batch = _batch()
+    store.write(batch)
+    for h, v in store.vectors(batch.vectors).items():
+        assert v.dtype == np.float32 and np.array_equal(v, batch.vectors[h])
+
+
+def test_a_record_shares_the_cached_vector_of_its_text(store):
+    """The cache is keyed by text: a second record with the same text needs no new vector."""
+    store.write(_passage_batch("doc:1", ["Same words."]))
+    twin = Passage(id="passage:twin", doc_id="doc:2", text="Same words.")
+    store.write(WriteBatch(documents=[DocumentRecord(id="doc:2")], passages=[twin]))
+    ids, hashes, matrix = store.load_vectors("passage")
+    assert ids == ["passage:doc:1:0", "passage:twin"] and hashes[0] == hashes[1]
+    assert np.array_equal(matrix[0], matrix[1])
+
+
+def test_revision_moves_only_when_something_changed(store):
+    assert store.write(_batch()) == 1
+    assert store.write(WriteBatch(vectors={text_hash("new text"): _vector(9)})) == 2  # a new vector
+    assert store.write(WriteBatch(vectors={text_hash("new text"): _vector(9)})) == 2
+    doc = DocumentRecord(id="doc:1", title="Alpha", space="org")
+    assert store.write(WriteBatch(documents=[doc])) == 2  # the same document again
+    assert store.write(WriteBatch(documents=[doc.model_copy(update={"title": "Alpha II"})])) == 3
+    synonym = Synonym(a="entity:alpha", b="entity:beta", score=0.85)
+    assert store.write(WriteBatch(synonyms=[synonym])) == 3
+    assert store.write(WriteBatch(synonyms=[synonym.model_copy(update={"score": 0.9})])) == 4
+    assert store.load_graph().synonyms == [("entity:alpha", "entity:beta", pytest.approx(0.9))]
+    assert store.revision() == 4 and store.counts()["synonyms"] == 1
+
+
+def test_stored_passages_are_never_overwritten(store):
+    store.write(_batch())
+    changed = _batch(text="Alpha was built by Beta.")
+    changed.passages[0] = changed.passages[0].model_copy(update={"title": "Other", "space": "user:x"})
+    store.write(changed)
+    [passage] = store.passages(["passage:doc:1"])
+    assert (passage.title, passage.space) == ("Alpha", "org")
+
+
+@pytest.mark.parametrize("breakage", ["mention", "synonym", "passage"])
+def test_every_dangling_reference_fails_the_whole_batch(store, breakage):
+    store.write(_batch())
+    before = (store.revision(), store.counts(), store.load_graph())
+    bad = _batch(doc="doc:2", text="Gamma.")
+    if breakage == "mention":
+        bad.mentions.append(Mention(passage_id="passage:doc:2", entity_id="entity:ghost"))
+    elif breakage == "synonym":
+        bad.synonyms.append(Synonym(a="entity:alpha", b="entity:ghost", score=0.9))
+    else:  # a passage of a document nobody wrote
+        bad.passages.append(Passage(id="passage:orphan", doc_id="doc:ghost", text="Orphan."))
+    with pytest.raises(Exception):
+        store.write(bad)
+    assert (store.revision(), store.counts(), store.load_graph()) == before
+    assert store.passages(["passage:doc:2", "passage:orphan"]) == []
+    assert store.vectors(bad.vectors).keys() == _batch().vectors.keys() & bad.vectors.keys()
+
+
+def test_the_graph_holds_only_entities_live_passages_mention(store):
+    batch = _batch()
+    lonely = Entity(id="entity:lonely", name="Lonely", key="lonely")
+    batch.entities.append(lonely)
+    batch.synonyms.append(Synonym(a="entity:beta", b="entity:lonely", score=0.95))
+    store.write(batch)
+    graph = store.load_graph()
+    assert "entity:lonely" not in graph.entities
+    assert graph.synonyms == [("entity:alpha", "entity:beta", pytest.approx(0.85))]
+    assert store.counts()["entities"] == 3 and store.counts()["synonyms"] == 2
+    assert "entity:lonely" in store.existing_ids(["entity:lonely"])
+
+
+def test_keyword_search_details(store):
+    store.write(_passage_batch("doc:a", ["Südhof built the tide-clock in Caldry.", "The ferry reaches Caldry."],
+                               title="Tide-clock"))
+    store.write(_passage_batch("doc:b", ["Caldry is a town; Caldry has a harbour; Caldry again."],
+                               space="user:ann"))
+    store.write(_passage_batch("doc:c", ["Nothing of note."], space="session:1"))
+    hits = store.keyword_search("caldry", 10)
+    assert {pid for pid, _ in hits} == {"passage:doc:a:0", "passage:doc:a:1", "passage:doc:b:0"}
+    scores = [score for _, score in hits]
+    assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+    assert hits[0][0] == "passage:doc:b:0"  # three mentions beat one
+    assert len(store.keyword_search("caldry", 2)) == 2
+    assert store.keyword_search("caldry", 0) == []
+    both = store.keyword_search("caldry", 10, frozenset({"org", "session:1"}))
+    assert {pid for pid, _ in both} == {"passage:doc:a:0", "passage:doc:a:1"}
+    assert store.keyword_search("caldry", 10, frozenset()) == []
+    assert [p for p, _ in store.keyword_search("SUDHOF", 10)] == ["passage:doc:a:0"]  # case and diacritics
+    assert store.keyword_search("tide", 10)[0][0].startswith("passage:doc:a:")  # the title is searched
+    for text in ('title:caldry', 'caldry~', 'cal*', '(caldry', 'caldry AND', 'NOT', '\\', '"', 'OR OR'):
+        store.keyword_search(text, 5)  # never a syntax error
+    assert [p for p, _ in store.keyword_search("NOT harbour", 5)] == ["passage:doc:b:0"]
+    assert store.keyword_search("!?* -- ::", 5) == []
+
+
+def test_non_ascii_text_and_document_fields_round_trip(store):
+    doc = DocumentRecord(id="doc:jp", title="青波島", source="https://example.org/ø", space="user:ø",
+                         meta={"lang": "ja", "n": 2})
+    passage = Passage(id="passage:jp", doc_id=doc.id, index=3, title="青波島", text="潮鳴丸は青波島に着いた。Ø!",
+                      space="user:ø", version=2)
+    store.write(WriteBatch(documents=[doc], passages=[passage], vectors={embed_hash(passage): _vector(1)}))
+    [back] = store.passages(["passage:jp"])
+    assert back == passage
+    assert store.write(WriteBatch(documents=[doc])) == 1  # the same document (meta and all) is no change
+
+
+def test_batches_larger_than_one_statement(store):
+    n = 1_234
+    passages = [Passage(id=f"passage:{i}", doc_id="doc:big", index=i, text=f"text {i}") for i in range(n)]
+    entities = [Entity(id=f"entity:{i}", name=f"E{i}", key=f"e{i}") for i in range(n)]
+    batch = WriteBatch(
+        documents=[DocumentRecord(id="doc:big")], passages=passages, entities=entities,
+        facts=[Fact(id=f"fact:{i}", subject_id=f"entity:{i}", predicate="next", object_id=f"entity:{(i + 1) % n}",
+                    passage_id=f"passage:{i}", subject=f"E{i}", object=f"E{(i + 1) % n}") for i in range(n)],
+        mentions=[Mention(passage_id=f"passage:{i}", entity_id=f"entity:{i}") for i in range(n)],
+        vectors={embed_hash(r): _vector(i) for i, r in enumerate([*passages, *entities])},
+    )
+    assert store.write(batch) == 1
+    assert store.counts() == {"documents": 1, "passages": n, "entities": n, "facts": n, "mentions": n,
+                              "synonyms": 0}
+    assert store.load_vectors("entity")[0] == [e.id for e in entities]
+    assert store.load_vectors("fact")[0] == []  # no fact vector was given
+    assert len(store.existing_ids([*(p.id for p in passages), *(f"fact:{i}" for i in range(n))])) == 2 * n
+    assert store.write(batch) == 1
+
+
+def test_another_handle_sees_writes_and_the_bound_model(store, opener):
+    other = opener()
+    assert other.embedding_model() == ("test-model", DIM)
+    assert other.revision() == 0
+    store.write(_batch())
+    assert other.revision() == 1 and other.counts()["passages"] == 1
+    assert other.write(_batch(doc="doc:2", text="Gamma.")) == 2
+    assert store.revision() == 2 and [p.id for p in store.passages(["passage:doc:2"])] == ["passage:doc:2"]
+    with pytest.raises(EmbeddingModelMismatch):
+        other.bind_embedding_model("test-model", DIM + 1)

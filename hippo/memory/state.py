@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from hippo.config import Settings
+from hippo.errors import StoreError
 from hippo.graph.projection import GraphProjection
 from hippo.memory.vectors import VectorIndex
 from hippo.store.base import GraphData, Store, WriteBatch, embed_hash
@@ -29,8 +30,25 @@ class DerivedState:
     fact_ends: list[tuple[str, str, str]] = field(default_factory=list)
 
     @classmethod
-    def load(cls, store: Store, dim: int, settings: Settings) -> DerivedState:
-        revision = store.revision()
+    def load(cls, store: Store, dim: int, settings: Settings, attempts: int = 5) -> DerivedState:
+        """Read the graph and vectors as of one revision.
+
+        The reads are separate calls, so a writer in another process could land
+        between them; writes bump the revision atomically, so an unchanged
+        revision around the reads proves they saw one state.
+        """
+        for _ in range(attempts):
+            before = store.revision()
+            try:
+                state = cls._read(store, dim, settings, before)
+            except KeyError:  # vectors of a fact the graph read did not see yet: a write landed
+                continue
+            if store.revision() == before:
+                return state
+        raise StoreError(f"store {store.url} kept changing while hippo loaded it ({attempts} attempts)")
+
+    @classmethod
+    def _read(cls, store: Store, dim: int, settings: Settings, revision: int) -> DerivedState:
         data = store.load_graph()
         state = cls(
             revision=revision,

@@ -1,0 +1,1 @@
+DROP INDEX $name IF EXISTS

@@ -1,0 +1,2 @@
+MATCH (m:Meta {id: $meta})
+SET m.embedding_model = $name, m.embedding_dim = $dim

@@ -1,0 +1,2 @@
+OPTIONAL MATCH (m:Meta {id: $meta})
+RETURN coalesce(m.revision, 0) AS revision, m.embedding_model AS model, m.embedding_dim AS dim

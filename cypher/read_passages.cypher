@@ -1,0 +1,4 @@
+UNWIND $ids AS id
+MATCH (p:Passage {id: id})
+RETURN p.id AS id, p.doc_id AS doc_id, p.index AS index, p.title AS title, p.text AS text,
+       p.space AS space, p.version AS version, p.forgotten_at AS forgotten_at

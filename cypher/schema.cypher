@@ -1,0 +1,24 @@
+// Schema for hippo's Neo4j store. Run statement by statement on open; every
+// statement is idempotent (IF NOT EXISTS), so opening twice is harmless.
+CREATE CONSTRAINT hippo_meta_id IF NOT EXISTS FOR (n:Meta) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT document_id IF NOT EXISTS FOR (n:Document) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT passage_id IF NOT EXISTS FOR (n:Passage) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE;
+CREATE CONSTRAINT vector_hash IF NOT EXISTS FOR (n:Vector) REQUIRE n.hash IS UNIQUE;
+// A fact is one (:Entity)-[:RELATES]->(:Entity) relationship; its id is unique too.
+CREATE CONSTRAINT fact_id IF NOT EXISTS FOR ()-[r:RELATES]-() REQUIRE r.id IS UNIQUE;
+CREATE INDEX passage_seq IF NOT EXISTS FOR (n:Passage) ON (n.seq);
+CREATE INDEX entity_seq IF NOT EXISTS FOR (n:Entity) ON (n.seq);
+CREATE INDEX passage_space IF NOT EXISTS FOR (n:Passage) ON (n.space);
+CREATE INDEX entity_name IF NOT EXISTS FOR (n:Entity) ON (n.name);
+CREATE INDEX fact_passage IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.passage_id);
+// Keyword search (BM25 in Lucene). standard-folding: lower case, diacritics removed, no stop words,
+// like the embedded store's FTS5 unicode61 tokenizer with remove_diacritics.
+CREATE FULLTEXT INDEX passage_text IF NOT EXISTS FOR (n:Passage) ON EACH [n.title, n.text]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-folding'}};
+// Property keys that may exist on no record yet (forgotten passages, an unbound model):
+// registering them keeps the server from warning "property key does not exist".
+CALL db.createProperty('forgotten_at');
+CALL db.createProperty('embedding_model');
+CALL db.createProperty('embedding_dim');
+CALL db.createProperty('embedding');

@@ -1,0 +1,427 @@
+"""Neo4j end to end: the same hits as the embedded store, revision following between
+memories, consistency after a killed writer, saved Browser queries, clear errors.
+
+Run against ``NEO4J_URI`` (``eval "$(scripts/neo4j start)"``) or testcontainers; see the
+``neo4j_server`` fixture. The module's first tests share one indexed sample graph;
+the later ones wipe the database, so keep that order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hippo import Memory, Settings
+from hippo.datasets import SAMPLE
+from hippo.errors import StoreError
+from hippo.extract.base import Extraction, NamedEntity, Triple
+from hippo.models import Passage
+from hippo.store import open_store
+
+try:
+    import neo4j
+except ImportError:  # the neo4j extra is missing: an error in CI, a skip elsewhere
+    if os.environ.get("CI"):
+        raise
+    pytest.skip("the neo4j driver is not installed (pip install 'hippo[neo4j]')", allow_module_level=True)
+from hippo.store.neo4j import Neo4jStore, check_server_version, cypher_dir, lucene_query  # noqa: E402
+
+pytestmark = pytest.mark.neo4j
+
+
+def _cypher(server: dict[str, str], query: str, **params: object) -> list[dict]:
+    with neo4j.GraphDatabase.driver(server["uri"], auth=(server["user"], server["password"])) as driver:
+        records, _, _ = driver.execute_query(query, params)
+        return [r.data() for r in records]
+
+
+def _open(server: dict[str, str]) -> Neo4jStore:
+    return Neo4jStore(server["uri"], server["user"], server["password"])
+
+
+# -- (a) the same hits as the embedded store ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def questions() -> list[dict]:
+    return json.loads((SAMPLE / "questions.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def neo4j_sample(neo4j_server, neo4j_wipe, embedder, sample_corpus) -> Iterator[Memory]:
+    """The sample corpus indexed into a wiped Neo4j, once for the module's first tests."""
+    neo4j_wipe()
+    memory = Memory(_open(neo4j_server), embedder=embedder)
+    result = memory.index(sample_corpus)
+    assert result.passages_added == len(sample_corpus) and result.revision == 1
+    yield memory
+    memory.close()
+
+
+def _hits(memory: Memory, question: str) -> list[tuple[str, float]]:
+    return [(h.id, h.score) for h in memory.recall(question).hits]
+
+
+def test_recall_gives_the_same_hits_as_the_embedded_store(neo4j_sample, sample_memory, questions, embedder,
+                                                          neo4j_server):
+    assert neo4j_sample.stats().model_dump(exclude={"store"}) == sample_memory.stats().model_dump(exclude={"store"})
+    want = {q["id"]: _hits(sample_memory, q["question"]) for q in questions}
+    for q in questions:
+        got = _hits(neo4j_sample, q["question"])
+        assert [i for i, _ in got] == [i for i, _ in want[q["id"]]], q["id"]
+        assert [s for _, s in got] == pytest.approx([s for _, s in want[q["id"]]], rel=1e-5, abs=1e-9), q["id"]
+    # A memory opened afresh loads the projection and vectors from Neo4j (store order): same hits.
+    reloaded = Memory(_open(neo4j_server), embedder=embedder)
+    try:
+        assert reloaded.graph_stats() == sample_memory.graph_stats()
+        for q in questions:
+            assert [i for i, _ in _hits(reloaded, q["question"])] == [i for i, _ in want[q["id"]]], q["id"]
+        question = questions[0]["question"]
+        assert ([h.id for h in reloaded.retrieve(question, mode="dense", k=5)]
+                == [h.id for h in sample_memory.retrieve(question, mode="dense", k=5)])
+        assert len(reloaded.retrieve(question, mode="bm25", k=5)) == 5
+    finally:
+        reloaded.close()
+
+
+def test_the_graph_reads_well_in_the_browser(neo4j_sample, neo4j_server, sample_corpus):
+    rows = _cypher(neo4j_server, """
+        MATCH (d:Document)-[:HAS_PASSAGE]->(p:Passage)-[:MENTIONS]->(e:Entity)
+        RETURN count(DISTINCT d) AS documents, count(DISTINCT p) AS passages,
+               all(x IN collect(p.name) WHERE x <> '') AS named,
+               all(x IN collect(e.name) WHERE x <> '') AS entities_named""")
+    assert rows == [{"documents": len(sample_corpus), "passages": len(sample_corpus), "named": True,
+                     "entities_named": True}]
+    [row] = _cypher(neo4j_server, """
+        MATCH (a:Entity)-[s:SYNONYM]->(b:Entity)
+        RETURN count(s) AS synonyms, all(x IN collect(a.id < b.id) WHERE x) AS ordered,
+               COUNT { (x:Entity)-[:SYNONYM]->(y:Entity)-[:SYNONYM]->(x) } AS both_ways""")
+    assert row["synonyms"] > 0 and row["ordered"] and row["both_ways"] == 0
+    [row] = _cypher(neo4j_server, """
+        MATCH (s:Entity)-[r:RELATES]->(o:Entity)
+        RETURN count(r) AS facts, all(x IN collect(r.predicate <> '' AND r.passage_id STARTS WITH 'passage:'
+                                                  AND r.subject_id = s.id AND r.object_id = o.id) WHERE x) AS ok""")
+    assert row["facts"] > 0 and row["ok"]
+    indexes = {r["name"]: r for r in _cypher(neo4j_server, "SHOW INDEXES YIELD name, type, state, options")}
+    for name in ("passage_embedding", "entity_embedding", "fact_embedding"):
+        assert indexes[name]["type"] == "VECTOR" and indexes[name]["state"] == "ONLINE"
+        assert indexes[name]["options"]["indexConfig"]["vector.dimensions"] == 384
+    assert indexes["passage_text"]["type"] == "FULLTEXT"
+    # The vector indexes answer: a passage's own embedding finds it first.
+    [row] = _cypher(neo4j_server, """
+        MATCH (p:Passage) WITH p ORDER BY p.seq LIMIT 1
+        CALL db.index.vector.queryNodes('passage_embedding', 1, p.embedding) YIELD node, score
+        RETURN node.id = p.id AS same, score""")
+    assert row["same"] and row["score"] > 0.99
+
+
+# -- Browser queries ----------------------------------------------------------------------------
+
+_PARAM = re.compile(r"^:param\s+(\w+)\s*=>\s*(.+?);?\s*$")
+
+
+def _browse_files() -> list[Path]:
+    return sorted((cypher_dir() / "browse").glob("*.cypher"))
+
+
+def _split_browse(text: str) -> tuple[dict[str, str], str]:
+    """(:param expressions by name, the query) of a saved Browser query."""
+    params: dict[str, str] = {}
+    body: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("//") or not stripped:
+            continue
+        match = _PARAM.match(stripped)
+        if match:
+            params[match.group(1)] = match.group(2)
+        else:
+            body.append(line)
+    return params, "\n".join(body).strip().rstrip(";")
+
+
+def test_saved_browser_queries_run_on_the_sample(neo4j_sample, neo4j_server):
+    files = _browse_files()
+    assert {f.stem for f in files} >= {"entity_neighbourhood", "passages_mentioning", "passage_facts",
+                                       "why_recalled"}
+    for path in files:
+        params, query = _split_browse(path.read_text(encoding="utf-8"))
+        assert ";" not in query, f"{path.name}: one statement after the :param lines"
+        values = {name: _cypher(neo4j_server, f"RETURN {expr} AS v")[0]["v"] for name, expr in params.items()}
+        rows = _cypher(neo4j_server, query, **values)
+        assert rows, f"{path.name} returned no row on the sample graph"
+        if path.stem == "why_recalled":
+            assert all(r["hops"] is not None and r["hops"] <= 4 for r in rows), rows
+        if path.stem == "passage_facts":
+            assert rows[0]["facts"] and rows[0]["mentions"]
+
+
+def test_why_recalled_explains_a_live_recall(neo4j_sample, neo4j_server, questions):
+    """The saved query, fed from an actual recall, finds a path from a seed to each top hit."""
+    _, query = _split_browse((cypher_dir() / "browse" / "why_recalled.cypher").read_text(encoding="utf-8"))
+    for q in questions[:5]:
+        recall = neo4j_sample.recall(q["question"])
+        seeds = [s.id for s in recall.seeds]
+        if not seeds:
+            continue
+        for hit in recall.hits[:3]:
+            rows = _cypher(neo4j_server, query, seeds=seeds, passage=hit.id)
+            assert any(r["hops"] is not None for r in rows), (q["id"], hit.id)
+
+
+# -- (b) two memories on one Neo4j follow each other through the revision ------------------------
+
+
+def test_two_memories_see_each_others_writes(neo4j_sample, neo4j_server, embedder):
+    first = neo4j_sample
+    second = Memory(_open(neo4j_server), embedder=embedder)
+    try:
+        assert second.graph_stats() == first.graph_stats()
+        before = first.stats().revision
+        added = first.index([{"title": "Quillon Reef", "text": "Quillon Reef lies north of Caldry. The reef "
+                              "was charted by the surveyor Maren Oddvik in 1881."}])
+        assert added.revision == before + 1
+        hits = [h.title for h in second.recall("Who charted Quillon Reef?").hits]
+        assert "Quillon Reef" in hits[:3]
+        assert second.stats().revision == before + 1 and second.graph_stats() == first.graph_stats()
+        second.index([{"title": "Maren Oddvik", "text": "Maren Oddvik was a surveyor born in Port Anselm."}])
+        assert "Maren Oddvik" in [h.title for h in first.recall("Where was Maren Oddvik born?").hits][:3]
+        assert first.stats() == second.stats()
+        assert first.graph_stats() == second.graph_stats()
+    finally:
+        second.close()
+
+
+# -- (c) a writer killed mid-transaction leaves the graph consistent -------------------------------
+
+_PER_BATCH = 300  # documents per index call
+_MENTIONS = 6  # entities each synthetic passage mentions
+_FACTS = 5  # facts each synthetic passage holds
+
+
+class _HashEmbedder:
+    """Deterministic unit vectors from a text's hash: no model to load in the child."""
+
+    name = "test-hash-16"
+    dim = 16
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        rows = [np.random.default_rng(int.from_bytes(hashlib.sha1(t.encode()).digest()[:8], "little"))
+                .normal(size=self.dim) for t in texts]
+        matrix = np.array(rows, dtype=np.float32).reshape(len(texts), self.dim)
+        return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+
+
+class _WordExtractor:
+    """Every word after the first is an entity; consecutive ones make a fact."""
+
+    name = "test-words"
+
+    def extract(self, passages: list[Passage]) -> list[Extraction]:
+        out = []
+        for p in passages:
+            names = p.text.rstrip(".").split()[1:]
+            out.append(Extraction(entities=[NamedEntity(name=n) for n in names],
+                                  triples=[Triple(subject=a, predicate="precedes", object=b)
+                                           for a, b in zip(names, names[1:], strict=False)]))
+        return out
+
+
+def _synthetic(round_no: int, batch: int) -> list[dict]:
+    docs = []
+    for i in range(_PER_BATCH):
+        own = [f"R{round_no}B{batch}D{i}W{j}" for j in range(_MENTIONS - 1)]
+        docs.append({"title": f"r{round_no}b{batch}", "text": f"Doc {' '.join([f'Hub{i % 7}', *own])}."})
+    return docs
+
+
+def _child(uri: str, user: str, password: str, round_no: int) -> None:
+    """Index batch after batch until killed, saying when each store write starts and ends."""
+    store = Neo4jStore(uri, user, password)
+    write = store.write
+
+    def traced(batch):  # type: ignore[no-untyped-def]
+        print(f"write-begin {len(batch.passages)}", flush=True)
+        revision = write(batch)
+        print(f"write-end {revision}", flush=True)
+        return revision
+
+    store.write = traced  # type: ignore[method-assign]
+    memory = Memory(store, embedder=_HashEmbedder(), extractor=_WordExtractor(), settings=Settings())
+    print("ready", flush=True)
+    for batch in range(1_000):
+        memory.index(_synthetic(round_no, batch))
+
+
+def _read_line(proc: subprocess.Popen, timeout: float) -> str:
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ)
+    try:
+        if not selector.select(timeout):
+            raise AssertionError(f"child said nothing for {timeout} s")
+        return proc.stdout.readline().strip()
+    finally:
+        selector.close()
+
+
+def test_killing_a_writer_mid_transaction_leaves_the_graph_consistent(neo4j_store, neo4j_server, tmp_path):
+    neo4j_store().close()  # wiped and schema'd
+    rng = random.Random(7)
+    durations: list[float] = []
+    kills_mid_write = 0
+    rounds = 3
+    for round_no in range(rounds):
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "child", neo4j_server["uri"], neo4j_server["user"],
+             neo4j_server["password"], str(round_no)],
+            stdout=subprocess.PIPE, stderr=open(tmp_path / f"child{round_no}.err", "w"), text=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
+        try:
+            assert _read_line(proc, 120) == "ready", (tmp_path / f"child{round_no}.err").read_text()
+            # Round 0 lets two writes finish to learn how long one takes; then kill a write part way.
+            let_finish = 2 if round_no == 0 else rng.randint(0, 1)
+            for _ in range(let_finish):
+                line = _read_line(proc, 300)
+                assert line.startswith("write-begin"), line
+                start = time.perf_counter()
+                assert _read_line(proc, 300).startswith("write-end")
+                durations.append(time.perf_counter() - start)
+            assert _read_line(proc, 300).startswith("write-begin")
+            time.sleep(rng.uniform(0.2, 0.8) * min(durations))
+            proc.send_signal(signal.SIGKILL)
+            rest = proc.stdout.read()
+            kills_mid_write += "write-end" not in rest
+        finally:
+            proc.kill()
+            proc.wait(30)
+    assert kills_mid_write >= rounds - 1, "the kills should land inside a write transaction"
+
+    # Every batch is all or nothing, and every passage has all its mentions and facts.
+    batches = _cypher(neo4j_server, """
+        MATCH (d:Document)
+        RETURN d.title AS batch, count(d) AS documents, sum(COUNT { (d)-[:HAS_PASSAGE]->(:Passage) }) AS passages""")
+    assert batches and all(b["documents"] == b["passages"] == _PER_BATCH for b in batches), batches
+    [check] = _cypher(neo4j_server, """
+        MATCH (p:Passage)
+        RETURN count(p) AS passages,
+               count(CASE WHEN COUNT { (p)-[:MENTIONS]->(:Entity) } <> $mentions THEN 1 END) AS wrong_mentions,
+               count(CASE WHEN COUNT { ()-[:RELATES {passage_id: p.id}]->() } <> $facts THEN 1 END) AS wrong_facts,
+               count(CASE WHEN NOT EXISTS { (:Document)-[:HAS_PASSAGE]->(p) } THEN 1 END) AS orphans,
+               count(CASE WHEN NOT EXISTS { MATCH (v:Vector {hash: p.embed_hash}) } THEN 1 END) AS no_vector,
+               count(CASE WHEN p.embedding IS NULL THEN 1 END) AS no_embedding""",
+                          mentions=_MENTIONS, facts=_FACTS)
+    assert check == {"passages": _PER_BATCH * len(batches), "wrong_mentions": 0, "wrong_facts": 0,
+                     "orphans": 0, "no_vector": 0, "no_embedding": 0}
+    [check] = _cypher(neo4j_server, """
+        MATCH (e:Entity)
+        RETURN count(CASE WHEN NOT EXISTS { (:Passage)-[:MENTIONS]->(e) } THEN 1 END) AS unmentioned,
+               count(CASE WHEN NOT EXISTS { MATCH (v:Vector {hash: e.embed_hash}) } THEN 1 END) AS no_vector""")
+    assert check == {"unmentioned": 0, "no_vector": 0}
+    # One revision per committed index call, and the next writer carries on from there.
+    store = neo4j_store()
+    assert store.revision() == len(batches)
+    memory = Memory(store, embedder=_HashEmbedder(), extractor=_WordExtractor())
+    assert memory.index(_synthetic(99, 0)[:10]).revision == len(batches) + 1
+    assert memory.graph_stats()["passages"] == _PER_BATCH * len(batches) + 10
+
+
+# -- (d) clear, one-line errors --------------------------------------------------------------------
+
+
+def _one_line(exc: pytest.ExceptionInfo[StoreError]) -> str:
+    message = str(exc.value)
+    assert "\n" not in message and message.strip() == message and len(message) < 400
+    # No driver traceback attached: nothing chained, or the chain suppressed (``from None``).
+    assert exc.value.__cause__ is None
+    assert exc.value.__context__ is None or exc.value.__suppress_context__
+    return message
+
+
+def test_wrong_password_is_one_clear_line(neo4j_server):
+    with pytest.raises(StoreError) as exc:
+        Neo4jStore(neo4j_server["uri"], neo4j_server["user"], "not-the-password")
+    message = _one_line(exc)
+    assert "wrong user or password" in message and "not-the-password" not in message
+
+
+def test_unreachable_host_is_one_clear_line():
+    started = time.perf_counter()
+    with pytest.raises(StoreError) as exc:
+        open_store("bolt://neo4j:secret@127.0.0.1:1")
+    message = _one_line(exc)
+    assert message.startswith("cannot reach Neo4j at bolt://neo4j@127.0.0.1:1") and "secret" not in message
+    assert time.perf_counter() - started < 30
+    with pytest.raises(StoreError) as exc:
+        open_store("neo4j://nowhere.invalid:7687")
+    assert "cannot reach Neo4j" in _one_line(exc)
+
+
+def test_an_unsupported_server_version_is_refused(neo4j_server, monkeypatch):
+    for version in ("4.4.30", "5.25.1", "5.20.0-aura"):
+        with pytest.raises(StoreError, match=r"needs Neo4j 5\.26 or newer"):
+            check_server_version(version, "community", "bolt://x")
+    for version in ("5.26.0", "5.26.30", "5.27.0", "2025.01.0", "2026.2.1"):
+        check_server_version(version, "enterprise", "bolt://x")
+    real = Neo4jStore._read
+
+    def old_server(self, name, doing, **params):  # type: ignore[no-untyped-def]
+        if name == "server_components":
+            return [{"name": "Neo4j Kernel", "versions": ["5.13.0"], "edition": "community"}]
+        return real(self, name, doing, **params)
+
+    monkeypatch.setattr(Neo4jStore, "_read", old_server)
+    with pytest.raises(StoreError) as exc:
+        _open(neo4j_server)
+    assert "runs 5.13.0 (community); hippo needs Neo4j 5.26 or newer" in _one_line(exc)
+
+
+def test_urls_and_environment(neo4j_server, monkeypatch):
+    uri = neo4j_server["uri"]
+    scheme, rest = uri.split("://", 1)
+    monkeypatch.setenv("NEO4J_USER", "nobody")
+    monkeypatch.setenv("NEO4J_PASSWORD", "wrong")
+    password = neo4j_server["password"].replace("%", "%25").replace("@", "%40").replace(":", "%3A")
+    store = open_store(f"{scheme}://{neo4j_server['user']}:{password}@{rest}")
+    try:
+        assert isinstance(store, Neo4jStore) and neo4j_server["password"] not in store.url
+        assert store.url == f"{scheme}://{neo4j_server['user']}@{rest}"
+        assert store.revision() >= 0
+    finally:
+        store.close()
+    monkeypatch.setenv("NEO4J_USER", neo4j_server["user"])
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server["password"])
+    monkeypatch.setenv("NEO4J_DATABASE", "neo4j")
+    store = Neo4jStore.from_url(uri)
+    try:
+        assert store.url.endswith("/neo4j") and store.counts()["documents"] >= 0
+    finally:
+        store.close()
+    with pytest.raises(StoreError) as exc:
+        Neo4jStore.from_url(f"{uri}/nosuchdb")
+    assert "no database 'nosuchdb'" in _one_line(exc)
+    with pytest.raises(StoreError, match="not a Neo4j URL"):
+        Neo4jStore.from_url("http://127.0.0.1:7474")
+
+
+def test_lucene_query_quotes_every_word():
+    assert lucene_query('Südhof AND (tide-clock) OR "x" title:y~ \\ *') == (
+        '"südhof" OR "and" OR "tide" OR "clock" OR "or" OR "x" OR "title" OR "y"')
+    assert lucene_query("?! -- ::") == ""
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["child"]:
+    _child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
