@@ -34,10 +34,11 @@ class Settings(BaseSettings):
     # Recall.
     fact_top_k: int = Field(5, ge=0, description="facts kept as seeds (HippoRAG 2: 5)")
     seed_top_k: int = Field(5, ge=1, description="entity seeds kept per source")
-    link_top_k: int = Field(3, ge=0, description="graph entities linked per query phrase")
+    link_top_k: int = Field(1, ge=0, description="graph entities linked per query phrase (HippoRAG 1: 1)")
     link_min_score: float = Field(0.6, ge=-1.0, le=1.0)
     fact_seed_share: float = Field(0.5, ge=0.0, le=1.0, description="fact vs query-entity seed mix")
-    passage_weight: float = Field(0.05, ge=0.0, description="dense passage prior in the reset vector")
+    passage_weight: float = Field(0.5, ge=0.0, description="dense passage prior in the reset vector")
+    keyword_prior_share: float = Field(0.3, ge=0.0, le=1.0, description="BM25 share of the passage prior")
     damping: float = Field(0.5, gt=0.0, lt=1.0)
-    passage_readout: PassageReadout = "blend"
+    passage_readout: PassageReadout = "passage"
     readout_blend: float = Field(0.5, ge=0.0, le=1.0, description="share of the passage-node reading")

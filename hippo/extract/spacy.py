@@ -194,19 +194,29 @@ class SpacyExtractor:
         return [extract_doc(doc, p.title) for doc, p in zip(docs, passages, strict=True)]
 
     def query_phrases(self, query: str) -> list[str]:
-        """Named entities and noun phrases of a question, for linking to graph nodes."""
+        """The things a question names, for linking to graph nodes.
+
+        Named entities and noun phrases holding a proper noun or a number;
+        only when there are none, every noun phrase. Generic phrases ("the
+        wife", "which country") link to generic nodes and pull the walk away
+        from the entities that matter (measured: -10 points R@5 on MuSiQue).
+        """
         with self._lock:
             doc = self._nlp(query)
-        phrases: list[str] = []
-        for span in list(doc.ents) + list(doc.noun_chunks):
-            if span.label_ in _SKIP_TYPES:
-                continue
-            start, end = _strip(span)
-            while start < end and (doc[start].lower_ in _QUESTION_WORDS or doc[start].pos_ == "PRON"):
-                start += 1
-            if start < end:
-                phrases.append(doc[start:end].text)
-        return list(dict.fromkeys(p for p in phrases if normalize(p)))
+        named = [e for e in doc.ents if e.label_ not in _SKIP_TYPES]
+        named += [c for c in doc.noun_chunks if any(t.pos_ in {"PROPN", "NUM"} for t in c)]
+        return _phrases(doc, named) or _phrases(doc, list(doc.noun_chunks))
+
+
+def _phrases(doc, spans: list) -> list[str]:
+    phrases: list[str] = []
+    for span in spans:
+        start, end = _strip(span)
+        while start < end and (doc[start].lower_ in _QUESTION_WORDS or doc[start].pos_ == "PRON"):
+            start += 1
+        if start < end:
+            phrases.append(doc[start:end].text)
+    return list(dict.fromkeys(p for p in phrases if normalize(p)))
 
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -27,6 +27,7 @@ class GraphView:
 
     graph: ig.Graph
     passage_vertices: np.ndarray  # vertex ids of visible passages, in store order
+    visible_passage: np.ndarray  # per vertex: a passage this reader may see
     passage_count: np.ndarray  # per vertex: visible passages mentioning it (entities)
     incidence: sparse.csr_matrix  # vertex x vertex, passage row -> entity column
 
@@ -148,6 +149,7 @@ class GraphProjection:
         return GraphView(
             graph=graph,
             passage_vertices=np.flatnonzero(visible_passage),
+            visible_passage=visible_passage,
             passage_count=passage_count,
             incidence=incidence.tocsr(),
         )

@@ -56,6 +56,9 @@ class _StoreLookup:
     def fact_texts(self, ids: list[str]) -> dict[str, str]:
         return {f.id: f.text for f in self._store.facts(ids)}
 
+    def keyword_scores(self, query: str, limit: int, spaces: frozenset[str] | None) -> dict[str, float]:
+        return dict(self._store.keyword_search(query, limit, spaces))
+
 
 class Memory:
     """A HippoRAG memory over one store.

@@ -50,12 +50,17 @@ class RankedPassages:
                    kept_facts=[], timings=timings)
 
 
+KEYWORD_POOL = 200  # BM25 hits read for the passage prior; the rest count as 0
+
+
 class Lookup(Protocol):
     """Texts recall reads from the store to word its clues."""
 
     def entity_names(self, ids: list[str]) -> dict[str, str]: ...
 
     def fact_texts(self, ids: list[str]) -> dict[str, str]: ...
+
+    def keyword_scores(self, query: str, limit: int, spaces: Spaces) -> dict[str, float]: ...
 
 
 class Recaller:
@@ -105,7 +110,8 @@ class Recaller:
         reset = np.zeros(view.graph.vcount())
         for v, w in seeds.items():
             reset[v] += w
-        reset[state.passage_vertex_of_row[visible_rows]] += s.passage_weight * minmax(dense)
+        reset[state.passage_vertex_of_row[visible_rows]] += s.passage_weight * self._prior(
+            query, dense, passage_ids, spaces, lookup)
         ppr = personalized_pagerank(view.graph, reset, s.damping)
         timings["ppr"] = time.perf_counter() - clock
 
@@ -131,37 +137,51 @@ class Recaller:
 
     # -- pieces --------------------------------------------------------------------
 
+    def _prior(self, query: str, dense: np.ndarray, passage_ids: list[str], spaces: Spaces,
+               lookup: Lookup) -> np.ndarray:
+        """The passage part of the reset vector: min-max dense scores, mixed with
+        BM25 when ``keyword_prior_share`` > 0 (rare names the embedder blurs)."""
+        prior = minmax(dense)
+        share = self.settings.keyword_prior_share
+        if share <= 0:
+            return prior
+        found = lookup.keyword_scores(query, KEYWORD_POOL, spaces)
+        keyword = np.array([found.get(pid, 0.0) for pid in passage_ids])
+        return (1 - share) * prior + share * (minmax(keyword) if keyword.any() else keyword)
+
     @staticmethod
     def _dense(state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Rows of visible passages and their cosine with the query."""
-        visible = np.isin(state.passage_vertex_of_row, view.passage_vertices)
-        rows = np.flatnonzero(visible)
+        rows = np.flatnonzero(view.visible_passage[state.passage_vertex_of_row])
         return rows, state.passages.scores(q)[rows]
 
     def _facts(self, state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[list[int], list[float]]:
         """The top facts (distinct texts) among visible ones, with min-max scores."""
-        if not len(state.facts) or self.settings.fact_top_k == 0:
+        top_k = self.settings.fact_top_k
+        if not len(state.facts) or top_k == 0:
             return [], []
-        passage_vertex = state.projection.vertex
-        visible_passages = set(view.passage_vertices.tolist())
-        visible = np.array([passage_vertex.get(p, -1) in visible_passages for _, _, p in state.fact_ends])
-        rows = np.flatnonzero(visible)
+        passage_vertex = state.fact_passage_vertex
+        rows = np.flatnonzero((passage_vertex >= 0) & view.visible_passage[np.maximum(passage_vertex, 0)])
         if not len(rows):
             return [], []
         raw = state.facts.scores(q)[rows]
-        scaled = minmax(raw)
+        low, high = float(raw.min()), float(raw.max())
+        span = high - low if high - low > 1e-12 else 1.0
+        # Identical texts (the same triple in several passages) count once, so
+        # look a little deeper than k before sorting.
+        depth = min(len(raw), top_k * 8)
+        head = np.argpartition(-raw, depth - 1)[:depth] if depth < len(raw) else np.arange(len(raw))
         kept: list[int] = []
         scores: list[float] = []
         seen_texts: set[str] = set()
-        for i in np.argsort(-raw, kind="stable"):
+        for i in head[np.argsort(-raw[head], kind="stable")]:
             text_hash = state.facts.hashes[rows[i]]
-            if text_hash in seen_texts:
-                continue
-            seen_texts.add(text_hash)
-            kept.append(int(rows[i]))
-            scores.append(float(scaled[i]))
-            if len(kept) == self.settings.fact_top_k:
-                break
+            if text_hash not in seen_texts:
+                seen_texts.add(text_hash)
+                kept.append(int(rows[i]))
+                scores.append((float(raw[i]) - low) / span)
+                if len(kept) == top_k:
+                    break
         return kept, scores
 
     @staticmethod
@@ -185,7 +205,9 @@ class Recaller:
         links = []
         for p in range(sims.shape[1]):
             column = sims[:, p]
-            for i in np.argsort(-column, kind="stable")[: s.link_top_k]:
+            best = np.argpartition(-column, s.link_top_k - 1)[: s.link_top_k] if s.link_top_k < len(column) \
+                else np.arange(len(column))
+            for i in best[np.argsort(-column[best], kind="stable")]:
                 if column[i] >= s.link_min_score:
                     links.append((int(vertex_of_row[rows[i]]), float(column[i]), p))
         return links

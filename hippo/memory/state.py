@@ -86,8 +86,8 @@ class DerivedState:
                 index.add([r.id for r in records], hashes, np.stack([vectors[h] for h in hashes]))
         self.fact_ends.extend((f.subject_id, f.object_id, f.passage_id) for f in facts)
         self.revision = revision
-        self.__dict__.pop("passage_vertex_of_row", None)
-        self.__dict__.pop("entity_vertex_of_row", None)
+        for derived in ("passage_vertex_of_row", "entity_vertex_of_row", "fact_passage_vertex"):
+            self.__dict__.pop(derived, None)
 
     @cached_property
     def passage_vertex_of_row(self) -> np.ndarray:
@@ -96,4 +96,11 @@ class DerivedState:
 
     @cached_property
     def entity_vertex_of_row(self) -> np.ndarray:
+        """Graph vertex of each row of ``entities`` (-1: no live passage mentions it)."""
         return np.array([self.projection.vertex.get(i, -1) for i in self.entities.ids], dtype=np.int64)
+
+    @cached_property
+    def fact_passage_vertex(self) -> np.ndarray:
+        """Graph vertex of each fact's passage, aligned with ``facts``."""
+        vertex = self.projection.vertex
+        return np.array([vertex.get(p, -1) for _, _, p in self.fact_ends], dtype=np.int64)

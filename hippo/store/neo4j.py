@@ -254,18 +254,12 @@ class Neo4jStore:
 
     def _read(self, name: str, doing: str, **params: Any) -> list[Any]:
         """Run one read statement from ``cypher/<name>.cypher`` (retried on transient errors)."""
-        query = cypher(name)
-
-        def work(tx: Any) -> list[Any]:
-            return list(tx.run(query, params))
-
-        def run() -> list[Any]:
-            with self._session() as session:
-                return session.execute_read(work)
-
-        return self._guard(doing, run)
+        return self._run(name, doing, write=False, **params)
 
     def _write_one(self, name: str, doing: str, **params: Any) -> list[Any]:
+        return self._run(name, doing, write=True, **params)
+
+    def _run(self, name: str, doing: str, *, write: bool, **params: Any) -> list[Any]:
         query = cypher(name)
 
         def work(tx: Any) -> list[Any]:
@@ -273,7 +267,7 @@ class Neo4jStore:
 
         def run() -> list[Any]:
             with self._session() as session:
-                return session.execute_write(work)
+                return (session.execute_write if write else session.execute_read)(work)
 
         return self._guard(doing, run)
 

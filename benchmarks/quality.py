@@ -1,0 +1,415 @@
+"""Retrieval quality: Recall@1/2/5/10 of gold documents, hippo recall against baselines.
+
+For one dataset (a folder name under ``$HIPPO_DATASETS`` or a path) and each
+extractor (spaCy, and HippoRAG's GPT-3.5 OpenIE triples when the dataset ships
+them) it measures, on the same index and the same embedder:
+
+- ``dense``, ``bm25``, ``hybrid``: ``Memory.retrieve`` modes (no graph);
+- ``hippo``: ``Memory.recall`` (seeds -> Personalized PageRank -> read-out);
+- with ``--ablation``: ``recall`` under settings variants, reusing the index.
+
+Recall@k is the share of a question's gold documents among the first k
+distinct documents of 10 hits, averaged over questions; a per-question-type
+breakdown (MuSiQue hop count, HotpotQA bridge/comparison) is given at R@5.
+
+The index is a SQLite file under ``results/cache/`` named after the dataset,
+extractor and embedding model; a rerun that finds it complete skips indexing,
+so only the queries run (seconds).
+
+    python benchmarks/quality.py --dataset hipporag_musique_train100 --extractor both --ablation
+    python benchmarks/quality.py --smoke
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+try:
+    from benchmarks.common import (CACHE, RESULTS, Stopwatch, igraph_single_thread, log, machine_info,
+                                   machine_line, make_settings, markdown_table, offline, parse_overrides,
+                                   progress_printer, write_outputs)
+except ImportError:  # run as ``python benchmarks/quality.py``
+    from common import (CACHE, RESULTS, Stopwatch, igraph_single_thread, log, machine_info,  # type: ignore
+                        machine_line, make_settings, markdown_table, offline, parse_overrides, progress_printer,
+                        write_outputs)
+
+offline()
+
+import hippo  # noqa: E402  (after offline(): the embedder must never reach a hub)
+from hippo.datasets import Dataset, Question, load_dataset  # noqa: E402
+from hippo.embed import Embedder, SentenceEmbedder  # noqa: E402
+from hippo.evaluation import recall_at  # noqa: E402
+from hippo.extract import Extractor, OpenIEImport, SpacyExtractor  # noqa: E402
+from hippo.memory.engine import Memory  # noqa: E402
+from hippo.memory.indexing import split_documents, validate_documents  # noqa: E402
+from hippo.store import SQLiteStore  # noqa: E402
+
+KS = (1, 2, 5, 10)
+HITS = 10
+BASELINES = ("dense", "bm25", "hybrid")
+# Settings that change what indexing writes: a cache built under other values is another cache.
+INDEX_SETTINGS = ("synonym_threshold", "synonym_max_neighbors", "passage_chars", "embedding_model")
+
+# Recall@5 of a plain reference implementation on this machine (MiniLM, spaCy, no LLM filter), issue 4.
+REFERENCE_R5: dict[str, dict[str, str]] = {
+    "hipporag_musique_train100": {"dense": "62.2", "bm25": "50.9", "fact seeds": "63.1",
+                                  "entity seeds": "67.2", "openie graph": "65.6–68.2"},
+    "hipporag_hotpotqa_train100": {"dense": "78.5", "bm25": "76.0", "fact seeds": "74.0",
+                                   "entity seeds": "83.0"},
+}
+
+# name -> overrides. The defaults are picked from these rows, so each varies one thing.
+ABLATION: dict[str, dict[str, Any]] = {
+    "fact seeds only (share 1.0)": {"fact_seed_share": 1.0},
+    "entity seeds only (share 0.0)": {"fact_seed_share": 0.0},
+    "readout passage": {"passage_readout": "passage"},
+    "readout incidence": {"passage_readout": "incidence"},
+    "readout blend": {"passage_readout": "blend"},
+    "passage_weight 0.01": {"passage_weight": 0.01},
+    "passage_weight 0.05": {"passage_weight": 0.05},
+    "passage_weight 0.2": {"passage_weight": 0.2},
+    # Candidate defaults: the passage node's own mass read out, with a stronger dense prior.
+    "readout passage + pw 0.2": {"passage_readout": "passage", "passage_weight": 0.2},
+    "readout passage + pw 0.5": {"passage_readout": "passage", "passage_weight": 0.5},
+    "readout passage + pw 1.0": {"passage_readout": "passage", "passage_weight": 1.0},
+    "readout passage + pw 0.5 + share 0.25": {"passage_readout": "passage", "passage_weight": 0.5,
+                                              "fact_seed_share": 0.25},
+    # HippoRAG 1 linking: each query phrase seeds only its nearest entity.
+    "link_top_k 1": {"link_top_k": 1},
+    "link_top_k 1 + readout passage + pw 0.5": {"link_top_k": 1, "passage_readout": "passage",
+                                                "passage_weight": 0.5},
+    "link_top_k 1 + readout passage + pw 0.5 + share 0.25": {"link_top_k": 1, "passage_readout": "passage",
+                                                             "passage_weight": 0.5, "fact_seed_share": 0.25},
+    "link_top_k 1 + readout passage + pw 0.5 + share 0.0": {"link_top_k": 1, "passage_readout": "passage",
+                                                            "passage_weight": 0.5, "fact_seed_share": 0.0},
+}
+
+
+def ablation_grid() -> dict[str, dict[str, Any]]:
+    """The cross product of seed mix x read-out x passage weight, for ``--grid``."""
+    grid: dict[str, dict[str, Any]] = {}
+    for share in (0.0, 0.25, 0.5, 1.0):
+        for readout in ("passage", "incidence", "blend"):
+            for weight in (0.01, 0.05, 0.2):
+                grid[f"share {share} / {readout} / pw {weight}"] = {
+                    "fact_seed_share": share, "passage_readout": readout, "passage_weight": weight}
+    return grid
+
+
+# -- pieces ------------------------------------------------------------------------
+
+
+class CachedEmbedder:
+    """An embedder that remembers every text it encoded: the ablation reruns the same queries."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self._memo: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if missing:
+            self._memo.update(zip(missing, self.inner.encode(missing), strict=True))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._memo[t] for t in texts])
+
+
+def question_type(question: Question) -> str:
+    """MuSiQue ``3hop1`` -> ``3hop``; HotpotQA ``bridge``/``comparison`` as given; else ``all``."""
+    match = re.match(r"(\d+hop)", question.type)
+    return match.group(1) if match else (question.type or "all")
+
+
+def cache_path(dataset: str, extractor: str, settings: hippo.Settings, cache_dir: Path) -> Path:
+    model = re.sub(r"[^A-Za-z0-9._-]+", "_", settings.embedding_model)
+    changed = {k: getattr(settings, k) for k in INDEX_SETTINGS
+               if getattr(settings, k) != hippo.Settings.model_fields[k].default and k != "embedding_model"}
+    suffix = "-" + hashlib.sha1(json.dumps(changed, sort_keys=True).encode()).hexdigest()[:8] if changed else ""
+    return cache_dir / f"{dataset}-{extractor}-{model}{suffix}.db"
+
+
+def make_extractor(kind: str, dataset: Dataset) -> Extractor:
+    if kind == "spacy":
+        return SpacyExtractor()
+    if dataset.openie_file is None:
+        raise SystemExit(f"{dataset.name} ships no OpenIE file; use --extractor spacy")
+    return OpenIEImport.from_file(dataset.openie_file, fallback=SpacyExtractor())
+
+
+def extractor_kinds(choice: str, dataset: Dataset) -> list[str]:
+    if choice != "both":
+        return [choice]
+    if dataset.openie_file is None:
+        log(f"{dataset.name} ships no OpenIE file: spaCy only")
+        return ["spacy"]
+    return ["spacy", "openie"]
+
+
+def expected_passages(dataset: Dataset, settings: hippo.Settings) -> int:
+    _, passages = split_documents(validate_documents(dataset.documents, settings), settings)
+    return len(passages)
+
+
+@dataclass
+class IndexInfo:
+    path: str
+    reused: bool
+    seconds: float
+    timings: dict[str, float] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+    graph: dict[str, int] = field(default_factory=dict)
+    openie_missed: int | None = None
+
+
+def open_indexed(dataset: Dataset, kind: str, settings: hippo.Settings, embedder: Embedder,
+                 path: Path) -> tuple[Memory, IndexInfo]:
+    """A memory over the cached index, indexing first unless the cache already holds every passage."""
+    memory = Memory(SQLiteStore(path), settings=settings, embedder=embedder)
+    want = expected_passages(dataset, settings)
+    have = memory.stats().passages
+    info = IndexInfo(path=str(path), reused=have == want, seconds=0.0)
+    if have != want:
+        extractor = make_extractor(kind, dataset)
+        log(f"indexing {dataset.name} with {kind}: {want} passages ({have} cached) -> {path}")
+        with Stopwatch() as watch:
+            result = memory.index(dataset.documents, extractor=extractor, progress=progress_printer(kind))
+        info.seconds, info.timings = watch.seconds, dict(result.timings)
+        if isinstance(extractor, OpenIEImport):
+            info.openie_missed = extractor.missed
+        log(f"  indexed in {watch.seconds:.0f}s: {result.timings}")
+    else:
+        log(f"reusing {path} ({have} passages)")
+    info.stats = memory.stats().model_dump(mode="json")
+    info.graph = memory.graph_stats()
+    return memory, info
+
+
+Ranker = Callable[[str], list[hippo.Hit]]
+
+
+@dataclass
+class MethodResult:
+    name: str
+    extractor: str
+    recall: dict[int, float]  # k -> mean recall, in percent
+    by_type: dict[str, float]  # type -> mean R@5, in percent
+    per_question: dict[str, list[float]]  # id -> [R@1, R@2, R@5, R@10]
+    seconds: float
+    strategies: dict[str, int] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def evaluate(name: str, extractor: str, dataset: Dataset, questions: Sequence[Question], rank: Ranker,
+             strategy_of: Callable[[], str | None] = lambda: None) -> MethodResult:
+    scores: dict[str, list[float]] = {}
+    strategies: dict[str, int] = defaultdict(int)
+    with Stopwatch() as watch:
+        for q in questions:
+            hits = rank(q.question)
+            gold = dataset.gold_document_ids(q)
+            scores[q.id] = [recall_at(hits, gold, k) for k in KS]
+            if (s := strategy_of()) is not None:
+                strategies[s] += 1
+    matrix = np.array([scores[q.id] for q in questions]) * 100
+    by_type: dict[str, list[float]] = defaultdict(list)
+    for q in questions:
+        by_type[question_type(q)].append(scores[q.id][KS.index(5)] * 100)
+    return MethodResult(
+        name=name, extractor=extractor, recall={k: float(matrix[:, i].mean()) for i, k in enumerate(KS)},
+        by_type={t: float(np.mean(v)) for t, v in sorted(by_type.items())}, per_question=scores,
+        seconds=watch.seconds, strategies=dict(strategies),
+    )
+
+
+def graph_ranker(memory: Memory) -> tuple[Ranker, Callable[[], str | None]]:
+    """``recall`` as a ranker, plus a getter for the strategy of the last call."""
+    last: dict[str, str] = {}
+
+    def rank(query: str) -> list[hippo.Hit]:
+        result = memory.recall(query, n=5, k=HITS)
+        last["strategy"] = result.strategy
+        return result.hits
+
+    return rank, lambda: last.get("strategy")
+
+
+def run_baselines(memory: Memory, dataset: Dataset, questions: Sequence[Question]) -> list[MethodResult]:
+    results = []
+    for mode in BASELINES:
+        rank: Ranker = lambda query, mode=mode: memory.retrieve(query, k=HITS, mode=mode)  # noqa: E731
+        results.append(evaluate(mode, "–", dataset, questions, rank))
+        log(f"  {mode}: R@5 {results[-1].recall[5]:.1f} ({results[-1].seconds:.1f}s)")
+    return results
+
+
+def run_variants(memory: Memory, kind: str, dataset: Dataset, questions: Sequence[Question],
+                 base: dict[str, Any], variants: dict[str, dict[str, Any]]) -> list[MethodResult]:
+    """``recall`` under each settings variant on the same store and embedder (one projection load each)."""
+    results = []
+    for label, overrides in variants.items():
+        settings = make_settings({**base, **overrides})
+        variant = Memory(memory.store, settings=settings, embedder=memory.embedder)
+        rank, strategy = graph_ranker(variant)
+        result = evaluate(f"hippo: {label}", kind, dataset, questions, rank, strategy)
+        result.settings = overrides
+        results.append(result)
+        log(f"  {label}: R@2 {result.recall[2]:.1f} R@5 {result.recall[5]:.1f} ({result.seconds:.1f}s)")
+    return results
+
+
+# -- output ------------------------------------------------------------------------
+
+
+def render(dataset: Dataset, results: list[MethodResult], ablation: list[MethodResult],
+           indexes: dict[str, IndexInfo], record: dict[str, Any]) -> str:
+    header = ["method", "extractor", *(f"R@{k}" for k in KS), "strategies", "query s"]
+
+    def row(r: MethodResult) -> list[Any]:
+        strategies = ", ".join(f"{s} {n}" for s, n in sorted(r.strategies.items())) or ""
+        return [r.name, r.extractor, *(r.recall[k] for k in KS), strategies, f"{r.seconds:.1f}"]
+
+    types = sorted({t for r in results for t in r.by_type})
+    counts = defaultdict(int)
+    for q in record["questions_used"]:
+        counts[q] += 1
+    parts = [
+        f"# Quality: {dataset.name}",
+        "",
+        f"{record['n_questions']} questions, {record['n_passages']} passages; Recall@k of gold documents "
+        f"in the first k distinct documents of {HITS} hits (percent).",
+        f"Settings: `{json.dumps(record['settings_overrides'])}` over hippo defaults. "
+        f"Machine: {machine_line(record['machine'])}.",
+        "",
+        markdown_table(header, [row(r) for r in results]),
+        "",
+        "## R@5 by question type",
+        "",
+        markdown_table(["method", "extractor", *(f"{t} (n={counts[t]})" for t in types)],
+                       [[r.name, r.extractor, *(r.by_type.get(t, float("nan")) for t in types)] for r in results]),
+    ]
+    if ablation:
+        parts += ["", "## Ablation (graph recall, same index)", "",
+                  markdown_table(header, [row(r) for r in ablation])]
+    reference = REFERENCE_R5.get(dataset.name)
+    if reference:
+        parts += ["", "Reference R@5 (plain re-implementation, MiniLM + spaCy, issue 4): "
+                  + ", ".join(f"{k} {v}" for k, v in reference.items()) + "."]
+    parts += ["", "## Indexes", "",
+              markdown_table(["extractor", "reused", "index s", "extract", "embed", "graph", "store", "passages",
+                              "entities", "facts", "synonyms"],
+                             [[kind, info.reused, f"{info.seconds:.0f}",
+                               *(f"{info.timings.get(s, 0):.1f}" for s in ("extract", "embed", "graph", "store")),
+                               info.stats.get("passages"), info.stats.get("entities"), info.stats.get("facts"),
+                               info.stats.get("synonyms")] for kind, info in indexes.items()])]
+    parts += ["", f"Command: `{record['command']}`"]
+    return "\n".join(parts)
+
+
+def as_record(r: MethodResult) -> dict[str, Any]:
+    return {"method": r.name, "extractor": r.extractor, "recall": {f"R@{k}": v for k, v in r.recall.items()},
+            "r5_by_type": r.by_type, "seconds": r.seconds, "strategies": r.strategies, "settings": r.settings,
+            "per_question": r.per_question}
+
+
+# -- main --------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", default="hipporag_musique_train100",
+                        help="folder under $HIPPO_DATASETS (../shared/datasets) or a path")
+    parser.add_argument("--extractor", choices=("spacy", "openie", "both"), default="both")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a hippo setting for every method (repeatable)")
+    parser.add_argument("--quick", type=int, metavar="N", help="only the first N questions")
+    parser.add_argument("--ablation", action="store_true", help="also graph recall under settings variants")
+    parser.add_argument("--grid", action="store_true",
+                        help="with --ablation: the full seed-mix x read-out x passage-weight grid")
+    parser.add_argument("--cache-dir", type=Path, default=CACHE)
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON and Markdown go")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds-long check on hipporag_sample, in a temporary folder (for CI)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.dataset, args.ablation = "hipporag_sample", True
+        scratch = Path(tempfile.mkdtemp(prefix="hippo-bench-"))
+        args.cache_dir, args.out = scratch / "cache", scratch
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    overrides = parse_overrides(args.overrides)
+    settings = make_settings(overrides)
+    dataset = load_dataset(args.dataset)
+    questions = dataset.questions[: args.quick] if args.quick else dataset.questions
+    log(f"{dataset.name}: {len(dataset.documents)} documents, {len(questions)} questions")
+
+    # Quality does not depend on threads; igraph's OpenMP team only stalls PPR on 2 cores.
+    with Stopwatch() as total, igraph_single_thread():
+        with Stopwatch() as load:
+            embedder = CachedEmbedder(SentenceEmbedder(settings.embedding_model,
+                                                       batch_size=settings.embedding_batch_size))
+        log(f"embedder loaded in {load.seconds:.1f}s")
+        results: list[MethodResult] = []
+        ablation: list[MethodResult] = []
+        indexes: dict[str, IndexInfo] = {}
+        for kind in extractor_kinds(args.extractor, dataset):
+            path = cache_path(dataset.name, kind, settings, args.cache_dir)
+            memory, indexes[kind] = open_indexed(dataset, kind, settings, embedder, path)
+            if not results:  # baselines read passages only: the extractor does not change them
+                results += run_baselines(memory, dataset, questions)
+            rank, strategy = graph_ranker(memory)
+            results.append(evaluate("hippo", kind, dataset, questions, rank, strategy))
+            log(f"  hippo ({kind}): R@5 {results[-1].recall[5]:.1f} ({results[-1].seconds:.1f}s)")
+            if args.ablation:
+                variants = ablation_grid() if args.grid else ABLATION
+                ablation += run_variants(memory, kind, dataset, questions, overrides, variants)
+            memory.close()
+
+    record: dict[str, Any] = {
+        "dataset": dataset.name,
+        "n_questions": len(questions),
+        "n_passages": next(iter(indexes.values())).stats.get("passages") if indexes else 0,
+        "questions_used": [question_type(q) for q in questions],
+        "settings_overrides": overrides,
+        "settings": settings.model_dump(mode="json"),
+        "hits": HITS,
+        "results": [as_record(r) for r in results],
+        "ablation": [as_record(r) for r in ablation],
+        "indexes": {k: vars(v) for k, v in indexes.items()},
+        "reference_r5": REFERENCE_R5.get(dataset.name),
+        "wall_seconds": {"total": total.seconds, "embedder_load": load.seconds},
+        "machine": machine_info(),
+        "command": "python benchmarks/quality.py " + " ".join(sys.argv[1:] if argv is None else argv),
+    }
+    markdown = render(dataset, results, ablation, indexes, record)
+    # A plain or --ablation run is the dataset's record (--ablation is a superset); partial or
+    # tweaked runs get their own file so they never overwrite it.
+    suffix = "-grid" if args.grid else ""
+    suffix += f"-quick{args.quick}" if args.quick else ""
+    if overrides:
+        suffix += "-set-" + hashlib.sha1(json.dumps(overrides, sort_keys=True).encode()).hexdigest()[:8]
+    json_path, md_path = write_outputs(f"quality-{dataset.name}{suffix}", record, markdown, args.out)
+    print(markdown)
+    log(f"wrote {json_path} and {md_path} ({total.seconds:.0f}s)")
+    return record
+
+
+if __name__ == "__main__":
+    main()
