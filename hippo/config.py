@@ -23,6 +23,7 @@ class Settings(BaseSettings):
     # Input limits: bad input is refused before anything is written.
     max_document_chars: int = Field(1_000_000, ge=1)
     max_title_chars: int = Field(1_000, ge=1)
+    index_batch_documents: int = Field(256, ge=1, description="documents per write transaction")
     passage_chars: int = Field(1_500, ge=100, description="target passage size when splitting")
 
     # Graph building (HippoRAG 2 defaults).

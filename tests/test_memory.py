@@ -182,3 +182,16 @@ def test_a_second_process_sees_writes_through_the_revision(tmp_path, embedder):
 def test_the_embedder_is_deterministic(embedder: SentenceEmbedder):
     a, b = embedder.encode(["Göttingen"]), embedder.encode(["Göttingen"])
     assert np.allclose(a, b) and np.linalg.norm(a) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_large_calls_are_written_in_whole_batches(open_memory, sample_corpus):
+    batched = open_memory(index_batch_documents=10)
+    seen: list[tuple[str, int, int]] = []
+    result = batched.index(sample_corpus, progress=lambda stage, done, total: seen.append((stage, done, total)))
+    single = open_memory()
+    whole = single.index(sample_corpus)
+    assert batched.graph_stats() == single.graph_stats()
+    assert result.passages_added == whole.passages_added == 54
+    assert result.entities_added == whole.entities_added and result.facts_added == whole.facts_added
+    assert result.revision == 6 and whole.revision == 1  # one revision per committed batch
+    assert ("extract", 54, 54) in seen and ("embed", 6, 6) in seen

@@ -46,6 +46,19 @@ def _check_count(name: str, value: int, high: int = MAX_K) -> None:
         raise InvalidInput(name, f"must be an integer from 1 to {high}, got {value!r}", limit=high)
 
 
+def _batch_progress(progress: Progress, number: int, batches: int, size: int, documents: int) -> Progress:
+    """Report a batch's stages as progress through the whole call."""
+
+    def report(stage: str, done: int, total: int) -> None:
+        if stage == "extract":  # counted in passages of this batch: scale to documents overall
+            fraction = done / total if total else 1.0
+            progress(stage, min(documents, round((number + fraction) * size)), documents)
+        else:
+            progress(stage, number + done, batches)
+
+    return report
+
+
 class _StoreLookup:
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -121,14 +134,35 @@ class Memory:
               extractor: Extractor | None = None, progress: Progress | None = None) -> IndexResult:
         """Add documents. Passages already stored are skipped, so re-indexing is a no-op.
 
-        Every document is validated before anything is written; the write is
-        one transaction, so a failure leaves the store as it was.
+        Every document is validated before anything is written, so bad input
+        writes nothing. Documents are then written in batches of
+        ``settings.index_batch_documents``, each one transaction: a crash
+        mid-call leaves whole batches only, and calling again resumes where
+        it stopped (stored passages are skipped). One transaction for a whole
+        corpus would not fit a database server's transaction memory.
         """
         docs = validate_documents(documents, self.settings, space)
+        size = self.settings.index_batch_documents
+        batches = [docs[start : start + size] for start in range(0, len(docs), size)] or [[]]
+        total = IndexResult(documents=len(docs))
+        timings: dict[str, float] = {}
+        for number, batch in enumerate(batches):
+            report = None if progress is None else _batch_progress(progress, number, len(batches), size, len(docs))
+            result = self._index_batch(batch, extractor or self.extractor, report)
+            for field in ("passages_added", "passages_unchanged", "entities_added", "facts_added",
+                          "mentions_added", "synonyms_added", "vectors_encoded"):
+                setattr(total, field, getattr(total, field) + getattr(result, field))
+            for stage, seconds in result.timings.items():
+                timings[stage] = timings.get(stage, 0.0) + seconds
+            total.revision = result.revision
+        total.timings = {stage: round(seconds, 4) for stage, seconds in timings.items()}
+        return total
+
+    def _index_batch(self, docs: list[Document], extractor: Extractor, progress: Progress | None) -> IndexResult:
         with self._lock:
             state = self._current()
-            prepared = prepare(docs, store=self.store, state=state, embedder=self.embedder,
-                               extractor=extractor or self.extractor, settings=self.settings, progress=progress)
+            prepared = prepare(docs, store=self.store, state=state, embedder=self.embedder, extractor=extractor,
+                               settings=self.settings, progress=progress)
             clock = time.perf_counter()
             batch = prepared.batch
             revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
@@ -142,7 +176,7 @@ class Memory:
             passages_unchanged=prepared.passages_unchanged, entities_added=len(batch.entities),
             facts_added=len(batch.facts), mentions_added=len(batch.mentions),
             synonyms_added=len(batch.synonyms), vectors_encoded=prepared.vectors_encoded, revision=revision,
-            timings={k: round(v, 4) for k, v in prepared.timings.items()},
+            timings=prepared.timings,
         )
 
     # -- reading -------------------------------------------------------------------

@@ -165,8 +165,7 @@ class Recaller:
         if not len(rows):
             return [], []
         raw = state.facts.scores(q)[rows]
-        low, high = float(raw.min()), float(raw.max())
-        span = high - low if high - low > 1e-12 else 1.0
+        scaled = minmax(raw)
         # Identical texts (the same triple in several passages) count once, so
         # look a little deeper than k before sorting.
         depth = min(len(raw), top_k * 8)
@@ -179,7 +178,7 @@ class Recaller:
             if text_hash not in seen_texts:
                 seen_texts.add(text_hash)
                 kept.append(int(rows[i]))
-                scores.append((float(raw[i]) - low) / span)
+                scores.append(float(scaled[i]))
                 if len(kept) == top_k:
                     break
         return kept, scores
