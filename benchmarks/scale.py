@@ -36,7 +36,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -54,6 +53,7 @@ from hippo.graph import GraphProjection, personalized_pagerank
 from hippo.graph.projection import GraphView
 from hippo.graph.scoring import minmax, passage_mass
 from hippo.memory.recall import Recaller
+from hippo.memory.state import DerivedState
 from hippo.memory.vectors import VectorIndex
 from hippo.store import GraphData
 
@@ -251,16 +251,13 @@ def measure_seed_stage(projection: GraphProjection, view: GraphView, data: Graph
     fact and entity, as a real index of that size would.
     """
     rng = np.random.default_rng(SEED)
-    vertex = projection.vertex
-    state = SimpleNamespace(projection=projection, passages=VectorIndex(dim), entities=VectorIndex(dim),
-                            facts=VectorIndex(dim))
+    state = DerivedState(revision=0, projection=projection, passages=VectorIndex(dim),
+                         entities=VectorIndex(dim), facts=VectorIndex(dim))
     state.passages.add([p for p, _ in data.passages], [p for p, _ in data.passages],
                        unit_rows(rng, len(data.passages), dim))
     state.entities.add(list(data.entities), list(data.entities), unit_rows(rng, len(data.entities), dim))
     state.facts.add([f[0] for f in data.facts], [f[0] for f in data.facts], unit_rows(rng, len(data.facts), dim))
     state.fact_ends = [(s, o, p) for _, s, o, p in data.facts]
-    state.passage_vertex_of_row = np.array([vertex[i] for i in state.passages.ids], dtype=np.int64)
-    state.entity_vertex_of_row = np.array([vertex.get(i, -1) for i in state.entities.ids], dtype=np.int64)
     recaller = Recaller(Settings(), embed=lambda texts: np.zeros((len(texts), dim)), query_phrases=lambda q: [])
 
     times: dict[str, list[float]] = {"dense": [], "facts": [], "links": []}
