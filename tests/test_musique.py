@@ -19,7 +19,8 @@ def test_graph_recall_at_5_is_at_least_dense_on_musique(embedder, shared_dataset
     with Memory(SQLiteStore(tmp_path / "musique.db"), embedder=embedder) as memory:
         importer = OpenIEImport.from_file(dataset.openie_file, fallback=memory.extractor)
         result = memory.index(dataset.documents, extractor=importer)
-        assert result.passages_added == len(dataset.documents) == 1890
+        assert result.documents == len(dataset.documents) == 1890
+        assert result.passages_added >= 1890  # a few long paragraphs split in two
         assert importer.missed == 0, "every corpus passage is in the OpenIE file"
         graph = dense = 0.0
         for question in dataset.questions:
