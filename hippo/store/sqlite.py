@@ -6,10 +6,11 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from hippo.errors import EmbeddingModelMismatch, StoreError
 from hippo.models import Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
 
+R = TypeVar("R", Passage, Entity, Fact)
 _SCHEMA_VERSION = "1"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
@@ -219,46 +221,33 @@ class SQLiteStore:
         matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         return [r[0] for r in rows], [r[1] for r in rows], matrix
 
-    def passages(self, ids: Iterable[str]) -> list[Passage]:
+    def _records(self, select: str, ids: Iterable[str], build: Callable[[sqlite3.Row], R]) -> list[R]:
+        """Records by id, in the order asked, unknown ids left out. ``select`` ends in ``WHERE id IN``."""
         wanted = list(dict.fromkeys(ids))
-        by_id: dict[str, Passage] = {}
+        by_id: dict[str, R] = {}
         with self._lock:
             for part in _chunks(wanted):
-                rows = self._db.execute(
-                    "SELECT id, doc_id, idx, title, text, space, version, forgotten_at "
-                    f"FROM passages WHERE id IN ({_marks(len(part))})", part
-                )
-                for r in rows:
-                    by_id[r[0]] = Passage(id=r[0], doc_id=r[1], index=r[2], title=r[3], text=r[4],
-                                          space=r[5], version=r[6], forgotten_at=r[7])
+                for row in self._db.execute(f"{select} ({_marks(len(part))})", part):
+                    by_id[row[0]] = build(row)
         return [by_id[i] for i in wanted if i in by_id]
+
+    def passages(self, ids: Iterable[str]) -> list[Passage]:
+        return self._records(
+            "SELECT id, doc_id, idx, title, text, space, version, forgotten_at FROM passages WHERE id IN", ids,
+            lambda r: Passage(id=r[0], doc_id=r[1], index=r[2], title=r[3], text=r[4], space=r[5], version=r[6],
+                              forgotten_at=r[7]),
+        )
 
     def entities(self, ids: Iterable[str]) -> list[Entity]:
-        wanted = list(dict.fromkeys(ids))
-        by_id: dict[str, Entity] = {}
-        with self._lock:
-            for part in _chunks(wanted):
-                rows = self._db.execute(
-                    f"SELECT id, name, key, type FROM entities WHERE id IN ({_marks(len(part))})", part
-                )
-                by_id.update((r[0], Entity(id=r[0], name=r[1], key=r[2], type=r[3])) for r in rows)
-        return [by_id[i] for i in wanted if i in by_id]
+        return self._records("SELECT id, name, key, type FROM entities WHERE id IN", ids,
+                             lambda r: Entity(id=r[0], name=r[1], key=r[2], type=r[3]))
 
     def facts(self, ids: Iterable[str]) -> list[Fact]:
-        wanted = list(dict.fromkeys(ids))
-        by_id: dict[str, Fact] = {}
-        with self._lock:
-            for part in _chunks(wanted):
-                rows = self._db.execute(
-                    "SELECT id, subject_id, predicate, object_id, passage_id, subject, object "
-                    f"FROM facts WHERE id IN ({_marks(len(part))})", part
-                )
-                by_id.update(
-                    (r[0], Fact(id=r[0], subject_id=r[1], predicate=r[2], object_id=r[3],
-                                passage_id=r[4], subject=r[5], object=r[6]))
-                    for r in rows
-                )
-        return [by_id[i] for i in wanted if i in by_id]
+        return self._records(
+            "SELECT id, subject_id, predicate, object_id, passage_id, subject, object FROM facts WHERE id IN", ids,
+            lambda r: Fact(id=r[0], subject_id=r[1], predicate=r[2], object_id=r[3], passage_id=r[4],
+                           subject=r[5], object=r[6]),
+        )
 
     def keyword_search(self, query: str, k: int, spaces: Spaces = None) -> list[tuple[str, float]]:
         match = _fts_query(query)
