@@ -9,12 +9,14 @@ edges, so a PPR vector is always indexed the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 import igraph as ig
 import numpy as np
 from scipy import sparse
 
+from hippo.graph.ppr import Transition
 from hippo.store.base import GraphData, Spaces
 
 EdgeKind = Literal["relation", "mention", "synonym"]
@@ -30,6 +32,11 @@ class GraphView:
     visible_passage: np.ndarray  # per vertex: a passage this reader may see
     passage_count: np.ndarray  # per vertex: visible passages mentioning it (entities)
     incidence: sparse.csr_matrix  # vertex x vertex, passage row -> entity column
+
+    @cached_property
+    def transition(self) -> Transition:
+        """The walk's step matrix, built on first recall and kept with the view."""
+        return Transition.of(self.graph)
 
 
 @dataclass

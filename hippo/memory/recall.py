@@ -19,7 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from hippo.config import Settings
-from hippo.graph.ppr import personalized_pagerank
+from hippo.graph.ppr import power_pagerank
 from hippo.graph.projection import GraphView
 from hippo.graph.scoring import fact_seed_weights, fuse_seeds, link_seed_weights, minmax, passage_mass
 from hippo.memory.state import DerivedState
@@ -112,7 +112,7 @@ class Recaller:
             reset[v] += w
         reset[state.passage_vertex_of_row[visible_rows]] += s.passage_weight * self._prior(
             query, dense, passage_ids, spaces, lookup)
-        ppr = personalized_pagerank(view.graph, reset, s.damping)
+        ppr = power_pagerank(view.transition, reset, s.damping)
         timings["ppr"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
