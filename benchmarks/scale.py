@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import sparse
 
 try:
     from benchmarks.common import (RESULTS, Stopwatch, available_ram_gb, igraph_single_thread, log, machine_info,
@@ -49,7 +48,7 @@ except ImportError:  # run as ``python benchmarks/scale.py``
                         machine_info, machine_line, markdown_table, peak_rss_mb, percentiles, write_outputs)
 
 from hippo.config import Settings
-from hippo.graph import GraphProjection, personalized_pagerank
+from hippo.graph import GraphProjection, Transition, personalized_pagerank, power_pagerank
 from hippo.graph.projection import GraphView
 from hippo.graph.scoring import minmax, passage_mass
 from hippo.memory.recall import Recaller
@@ -140,40 +139,6 @@ def reset_vector(view: GraphView, rng: np.random.Generator, shape: Shape) -> np.
     reset[seeds] = weights / weights.max()
     reset[view.passage_vertices] += shape.passage_weight * minmax(rng.beta(2, 5, len(view.passage_vertices)))
     return reset
-
-
-class CsrPageRank:
-    """PPR by power iteration on a CSR transition matrix built once per graph (the candidate fix).
-
-    Same walk as igraph's undirected weighted PPR: from a vertex, move to a
-    neighbour with probability proportional to edge weight (parallel edges
-    add up); dangling vertices restart.
-    """
-
-    def __init__(self, view: GraphView) -> None:
-        graph = view.graph
-        n = graph.vcount()
-        ends = np.asarray(graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
-        weights = np.asarray(graph.es["weight"], dtype=np.float64)
-        rows = np.concatenate([ends[:, 0], ends[:, 1]])
-        cols = np.concatenate([ends[:, 1], ends[:, 0]])
-        adjacency = sparse.csr_matrix((np.concatenate([weights, weights]), (rows, cols)), shape=(n, n))
-        strength = np.asarray(adjacency.sum(axis=1)).ravel()
-        self.dangling = strength == 0
-        inverse = np.divide(1.0, strength, out=np.zeros(n), where=strength > 0)
-        # p_{t+1} = d * W^T D^-1 p_t + (d * dangling mass + 1 - d) * r ; W is symmetric.
-        self.transition = (adjacency @ sparse.diags(inverse)).tocsr()
-
-    def __call__(self, reset: np.ndarray, damping: float, tol: float = 1e-8, max_iter: int = 100) -> np.ndarray:
-        r = reset / reset.sum()
-        p = r.copy()
-        for _ in range(max_iter):
-            nxt = damping * (self.transition @ p)
-            nxt += (damping * p[self.dangling].sum() + 1.0 - damping) * r
-            if np.abs(nxt - p).sum() < tol:
-                return nxt
-            p = nxt
-        return p
 
 
 def top_overlap(a: np.ndarray, b: np.ndarray, k: int = 10) -> float:
@@ -290,11 +255,11 @@ def measure_single_thread(view: GraphView, resets: list[np.ndarray], shape: Shap
 def measure_csr(view: GraphView, resets: list[np.ndarray], reference: list[np.ndarray],
                 shape: Shape) -> dict[str, Any]:
     with Stopwatch() as build:
-        pagerank = CsrPageRank(view)
+        transition = Transition.of(view.graph)
     times, agreement, gap = [], [], []
     for i, reset in enumerate(resets):
         start = time.perf_counter()
-        ppr = pagerank(reset, shape.damping)
+        ppr = power_pagerank(transition, reset, shape.damping)
         times.append((time.perf_counter() - start) * 1000)
         if i < len(reference):
             own = ppr[view.passage_vertices]
