@@ -143,3 +143,12 @@ def test_power_iteration_matches_igraph_prpack():
     theirs = personalized_pagerank(graph, reset, damping=0.5)
     assert ours.sum() == pytest.approx(1.0)
     assert np.allclose(ours, theirs, atol=1e-8)
+
+
+def test_top_indices_are_the_largest_best_first():
+    from hippo.graph.scoring import top_indices
+
+    values = np.array([0.1, 0.9, 0.5, 0.7, 0.3])
+    assert top_indices(values, 3).tolist() == [1, 3, 2]
+    assert top_indices(values, 10).tolist() == [1, 3, 2, 4, 0]
+    assert top_indices(values, 0).tolist() == []

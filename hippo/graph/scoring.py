@@ -21,6 +21,14 @@ def minmax(values: np.ndarray) -> np.ndarray:
     return (values - low) / (high - low)
 
 
+def top_indices(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest values, best first, without sorting the rest."""
+    if k <= 0 or values.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    head = np.argpartition(-values, k - 1)[:k] if k < values.size else np.arange(values.size)
+    return head[np.argsort(-values[head], kind="stable")]
+
+
 def top_k(weights: dict[int, float], k: int) -> dict[int, float]:
     ranked = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
     return dict(kv for kv in ranked[:k] if kv[1] > 0)

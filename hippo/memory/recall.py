@@ -21,7 +21,7 @@ import numpy as np
 from hippo.config import Settings
 from hippo.graph.ppr import power_pagerank
 from hippo.graph.projection import GraphView
-from hippo.graph.scoring import fact_seed_weights, fuse_seeds, link_seed_weights, minmax, passage_mass
+from hippo.graph.scoring import fact_seed_weights, fuse_seeds, link_seed_weights, minmax, passage_mass, top_indices
 from hippo.memory.state import DerivedState
 from hippo.models import Clue, Seed, Strategy
 from hippo.store.base import Spaces
@@ -97,29 +97,31 @@ class Recaller:
         )
         link_seeds = link_seed_weights(((v, sim) for v, sim, _ in links), view.passage_count, s.seed_top_k)
         seeds = fuse_seeds(fact_seeds, link_seeds, s.fact_seed_share)
-        passage_ids = [state.passages.ids[r] for r in visible_rows]
-        dense_by_id = dict(zip(passage_ids, dense.tolist(), strict=True))
+        visible_vertices = state.passage_vertex_of_row[visible_rows]
         ranking_k = max(k * 4, 50)
 
         if not seeds:
-            order = np.argsort(-dense, kind="stable")[:ranking_k]
-            ranking = [(passage_ids[i], float(dense[i])) for i in order]
-            return RankedPassages.fallback("dense", view, query, ranking, dense_by_id, timings)
+            ranking = [(state.passages.ids[visible_rows[i]], float(dense[i])) for i in top_indices(dense, ranking_k)]
+            return RankedPassages.fallback("dense", view, query, ranking, dict(ranking), timings)
 
         clock = time.perf_counter()
         reset = np.zeros(view.graph.vcount())
         for v, w in seeds.items():
             reset[v] += w
-        reset[state.passage_vertex_of_row[visible_rows]] += s.passage_weight * self._prior(
-            query, dense, passage_ids, spaces, lookup)
+        reset[visible_vertices] += s.passage_weight * self._prior(query, dense, visible_vertices, state, spaces,
+                                                                  lookup)
         ppr = power_pagerank(view.transition, reset, s.damping)
         timings["ppr"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
         mass = passage_mass(ppr, view.passage_vertices, view.incidence, s.passage_readout, s.readout_blend)
-        order = np.argsort(-mass, kind="stable")[:ranking_k]
         vertex_ids = state.projection.record_ids
-        ranking = [(vertex_ids[view.passage_vertices[i]], float(mass[i])) for i in order]
+        order = top_indices(mass, ranking_k)
+        ranked_vertices = view.passage_vertices[order]
+        ranking = [(vertex_ids[v], float(mass[i])) for v, i in zip(ranked_vertices, order, strict=True)]
+        dense_at = np.zeros(view.graph.vcount())
+        dense_at[visible_vertices] = dense
+        dense_by_id = {vertex_ids[v]: float(dense_at[v]) for v in ranked_vertices}
 
         seed_ids = {v: vertex_ids[v] for v in seeds}
         seed_names = lookup.entity_names(list(seed_ids.values()))
@@ -137,16 +139,19 @@ class Recaller:
 
     # -- pieces --------------------------------------------------------------------
 
-    def _prior(self, query: str, dense: np.ndarray, passage_ids: list[str], spaces: Spaces,
+    def _prior(self, query: str, dense: np.ndarray, vertices: np.ndarray, state: DerivedState, spaces: Spaces,
                lookup: Lookup) -> np.ndarray:
-        """The passage part of the reset vector: min-max dense scores, mixed with
-        BM25 when ``keyword_prior_share`` > 0 (rare names the embedder blurs)."""
+        """The passage part of the reset vector (aligned with ``vertices``): min-max
+        dense scores, mixed with BM25 when ``keyword_prior_share`` > 0 (rare
+        names the embedder blurs)."""
         prior = minmax(dense)
         share = self.settings.keyword_prior_share
         if share <= 0:
             return prior
-        found = lookup.keyword_scores(query, KEYWORD_POOL, spaces)
-        keyword = np.array([found.get(pid, 0.0) for pid in passage_ids])
+        keyword_at = np.zeros(len(state.projection.record_ids))
+        for pid, score in lookup.keyword_scores(query, KEYWORD_POOL, spaces).items():
+            keyword_at[state.projection.vertex[pid]] = score
+        keyword = keyword_at[vertices]
         return (1 - share) * prior + share * (minmax(keyword) if keyword.any() else keyword)
 
     @staticmethod
@@ -166,14 +171,12 @@ class Recaller:
             return [], []
         raw = state.facts.scores(q)[rows]
         scaled = minmax(raw)
-        # Identical texts (the same triple in several passages) count once, so
-        # look a little deeper than k before sorting.
-        depth = min(len(raw), top_k * 8)
-        head = np.argpartition(-raw, depth - 1)[:depth] if depth < len(raw) else np.arange(len(raw))
         kept: list[int] = []
         scores: list[float] = []
         seen_texts: set[str] = set()
-        for i in head[np.argsort(-raw[head], kind="stable")]:
+        # Identical texts (the same triple in several passages) count once, so
+        # look a little deeper than k.
+        for i in top_indices(raw, top_k * 8):
             text_hash = state.facts.hashes[rows[i]]
             if text_hash not in seen_texts:
                 seen_texts.add(text_hash)
@@ -204,9 +207,7 @@ class Recaller:
         links = []
         for p in range(sims.shape[1]):
             column = sims[:, p]
-            best = np.argpartition(-column, s.link_top_k - 1)[: s.link_top_k] if s.link_top_k < len(column) \
-                else np.arange(len(column))
-            for i in best[np.argsort(-column[best], kind="stable")]:
+            for i in top_indices(column, s.link_top_k):
                 if column[i] >= s.link_min_score:
                     links.append((int(vertex_of_row[rows[i]]), float(column[i]), p))
         return links
