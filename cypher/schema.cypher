@@ -5,11 +5,15 @@ CREATE CONSTRAINT document_id IF NOT EXISTS FOR (n:Document) REQUIRE n.id IS UNI
 CREATE CONSTRAINT passage_id IF NOT EXISTS FOR (n:Passage) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT vector_hash IF NOT EXISTS FOR (n:Vector) REQUIRE n.hash IS UNIQUE;
+// The key-value area: id is namespace + NUL + key.
+CREATE CONSTRAINT value_id IF NOT EXISTS FOR (n:Value) REQUIRE n.id IS UNIQUE;
 // A fact is one (:Entity)-[:RELATES]->(:Entity) relationship; its id is unique too.
 CREATE CONSTRAINT fact_id IF NOT EXISTS FOR ()-[r:RELATES]-() REQUIRE r.id IS UNIQUE;
 CREATE INDEX passage_seq IF NOT EXISTS FOR (n:Passage) ON (n.seq);
 CREATE INDEX entity_seq IF NOT EXISTS FOR (n:Entity) ON (n.seq);
 CREATE INDEX passage_space IF NOT EXISTS FOR (n:Passage) ON (n.space);
+CREATE INDEX document_space IF NOT EXISTS FOR (n:Document) ON (n.space);
+CREATE INDEX passage_doc IF NOT EXISTS FOR (n:Passage) ON (n.doc_id);
 CREATE INDEX entity_name IF NOT EXISTS FOR (n:Entity) ON (n.name);
 CREATE INDEX fact_passage IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.passage_id);
 // Keyword search (BM25 in Lucene). standard-folding: lower case, diacritics removed, no stop words,
@@ -19,6 +23,8 @@ CREATE FULLTEXT INDEX passage_text IF NOT EXISTS FOR (n:Passage) ON EACH [n.titl
 // Property keys that may exist on no record yet (forgotten passages, an unbound model):
 // registering them keeps the server from warning "property key does not exist".
 CALL db.createProperty('forgotten_at');
+CALL db.createProperty('forgotten_reason');
+CALL db.createProperty('kind');
 CALL db.createProperty('embedding_model');
 CALL db.createProperty('embedding_dim');
 CALL db.createProperty('embedding');

@@ -5,5 +5,5 @@
 UNWIND $rows AS row
 MATCH (d:Document {id: row.doc_id})
 CREATE (d)-[:HAS_PASSAGE]->(p:Passage)
-SET p = row.props, p.seq = row.seq
+SET p = row.props, p.seq = row.seq, p.created_at = datetime()
 RETURN collect(p.id) AS created

@@ -19,12 +19,23 @@ def text_hash(text: str) -> str:
     return _digest(text)
 
 
-def document_id(title: str, text: str) -> str:
-    return f"doc:{_digest(title, text)[:20]}"
+def document_id(title: str, text: str, space: str = "org") -> str:
+    """A document without a caller id. Outside ``org`` the space is part of the id: the same
+    text in two users' spaces is two documents, and neither can touch (or detect) the other."""
+    parts = (title, text) if space == "org" else (space, title, text)
+    return f"doc:{_digest(*parts)[:20]}"
 
 
-def passage_id(doc_id: str, text: str) -> str:
-    return f"passage:{_digest(doc_id, text)[:20]}"
+def passage_id(doc_id: str, text: str, version: int = 1) -> str:
+    """A passage of one version of a document: a new version never reuses an old id,
+    so every version stays in the store as history."""
+    parts = (doc_id, text) if version == 1 else (doc_id, text, f"v{version}")
+    return f"passage:{_digest(*parts)[:20]}"
+
+
+def memory_id(space: str, key: str) -> str:
+    """A remembered memory: ``key`` is the caller's custom id, or the text's hash."""
+    return f"memory:{_digest(space, key)[:20]}"
 
 
 def entity_id(key: str) -> str:

@@ -294,7 +294,9 @@ def test_non_ascii_text_and_document_fields_round_trip(store):
                       space="user:ø", version=2)
     store.write(WriteBatch(documents=[doc], passages=[passage], vectors={embed_hash(passage): _vector(1)}))
     [back] = store.passages(["passage:jp"])
-    assert back == passage
+    assert back.created_at is not None
+    assert back.model_copy(update={"created_at": None}) == passage
+    assert store.documents(["doc:jp", "doc:none"]) == [doc]
     assert store.write(WriteBatch(documents=[doc])) == 1  # the same document (meta and all) is no change
 
 
@@ -328,3 +330,102 @@ def test_another_handle_sees_writes_and_the_bound_model(store, opener):
     assert store.revision() == 2 and [p.id for p in store.passages(["passage:doc:2"])] == ["passage:doc:2"]
     with pytest.raises(EmbeddingModelMismatch):
         other.bind_embedding_model("test-model", DIM + 1)
+
+
+# -- lifecycle: tombstones, versions, the key-value area ----------------------------
+
+
+def test_retire_and_revive_passages_leave_and_rejoin_every_read(store):
+    store.write(_batch())
+    revision = store.write(WriteBatch(retire=["passage:doc:1"], retire_reason="forgotten"))
+    assert revision == 2
+    [passage] = store.passages(["passage:doc:1"])  # tombstoned, not deleted
+    assert passage.forgotten_at is not None and passage.forgotten_reason == "forgotten"
+    graph = store.load_graph()
+    assert graph.passages == [] and graph.entities == [] and graph.facts == [] and graph.texts == {}
+    assert store.load_vectors("passage")[0] == [] and store.load_vectors("fact")[0] == []
+    assert store.keyword_search("alpha", 5) == []
+    assert store.counts()["passages"] == 0
+    assert store.write(WriteBatch(retire=["passage:doc:1"])) == 2  # retiring twice changes nothing
+
+    assert store.write(WriteBatch(revive=["passage:doc:1"])) == 3
+    [passage] = store.passages(["passage:doc:1"])
+    assert passage.forgotten_at is None and passage.forgotten_reason is None
+    graph = store.load_graph()
+    assert graph.passages == [("passage:doc:1", "org")]
+    assert graph.texts == {"passage:doc:1": "Alpha\nAlpha was built by Beta."}
+    assert [p for p, _ in store.keyword_search("alpha", 5)] == ["passage:doc:1"]
+
+
+def test_documents_versions_and_their_passages(store):
+    store.write(_passage_batch("doc:v", ["First version."]))
+    [doc] = store.documents(["doc:v"])
+    assert doc.version == 1 and doc.kind == "document" and doc.forgotten_at is None
+    v2 = Passage(id="passage:doc:v@2", doc_id="doc:v", text="Second version.", version=2)
+    store.write(WriteBatch(documents=[doc.model_copy(update={"version": 2})], passages=[v2],
+                           retire=["passage:doc:v:0"], retire_reason="superseded",
+                           vectors={embed_hash(v2): _vector(9)}, expect_versions={"doc:v": 1}))
+    history = store.document_passages(["doc:v"])
+    assert [(p.version, p.text, p.forgotten_reason) for p in history] == [
+        (1, "First version.", "superseded"), (2, "Second version.", None)]
+    assert store.documents(["doc:v"])[0].version == 2
+    assert store.document_passages(["doc:none"]) == []
+
+
+def test_a_stale_expected_version_is_a_conflict_and_writes_nothing(store):
+    from hippo.errors import Conflict
+
+    store.write(_passage_batch("doc:c", ["One."]))
+    revision, counts = store.revision(), store.counts()
+    stale = _passage_batch("doc:c", ["Two."])
+    stale.expect_versions = {"doc:c": 0}  # the writer believed the document absent
+    with pytest.raises(Conflict, match="doc:c"):
+        store.write(stale)
+    assert store.revision() == revision and store.counts() == counts
+    fresh = _passage_batch("doc:new", ["Three."])
+    fresh.expect_versions = {"doc:new": 0}
+    assert store.write(fresh) == revision + 1
+
+
+def test_find_documents_by_space_kind_and_tombstone(store):
+    from datetime import UTC, datetime
+
+    store.write(_passage_batch("doc:a", ["A."], space="user:ann"))
+    memory = DocumentRecord(id="memory:1", space="user:ann", kind="memory", meta={"label": "likes tea"})
+    note = Passage(id="passage:m1", doc_id="memory:1", text="Ann likes tea.", space="user:ann")
+    store.write(WriteBatch(documents=[memory], passages=[note], vectors={embed_hash(note): _vector(3)}))
+    store.write(_passage_batch("doc:b", ["B."], space="org"))
+    assert [d.id for d in store.find_documents(spaces=frozenset({"user:ann"}))] == ["memory:1", "doc:a"]
+    assert [d.id for d in store.find_documents(kind="memory")] == ["memory:1"]
+    assert [d.id for d in store.find_documents(limit=1)] == ["doc:b"]
+    gone = memory.model_copy(update={"forgotten_at": datetime.now(UTC), "forgotten_reason": "asked"})
+    store.write(WriteBatch(documents=[gone], retire=["passage:m1"]))
+    assert [d.id for d in store.find_documents(kind="memory")] == []
+    [back] = store.find_documents(kind="memory", live=False)
+    assert back.forgotten_reason == "asked" and back.forgotten_at is not None and back.meta == {"label": "likes tea"}
+    restored = back.model_copy(update={"forgotten_at": None, "forgotten_reason": None})
+    store.write(WriteBatch(documents=[restored], revive=["passage:m1"]))
+    assert store.documents(["memory:1"])[0].forgotten_at is None
+
+
+def test_a_vector_that_arrives_late_joins_the_vector_reads(store):
+    batch = _batch()
+    late = batch.vectors.pop(embed_hash(batch.passages[0]))
+    store.write(batch)
+    assert store.load_vectors("passage")[0] == []
+    revision = store.write(WriteBatch(passages=batch.passages, vectors={embed_hash(batch.passages[0]): late}))
+    assert revision == 2
+    ids, _, matrix = store.load_vectors("passage")
+    assert ids == ["passage:doc:1"] and np.array_equal(matrix[0], late)
+
+
+def test_the_key_value_area(store):
+    assert store.get_values("settings", ["a"]) == {}
+    revision = store.revision()
+    store.put_values("settings", {"a": "1", "b": "ünï\x00code"})
+    store.put_values("other", {"a": "elsewhere"})
+    assert store.get_values("settings", ["a", "b", "c"]) == {"a": "1", "b": "ünï\x00code"}
+    store.put_values("settings", {"a": None, "b": "2"})
+    assert store.get_values("settings", ["a", "b"]) == {"b": "2"}
+    assert store.get_values("other", ["a"]) == {"a": "elsewhere"}
+    assert store.revision() == revision  # not graph data: the derived indexes stay valid

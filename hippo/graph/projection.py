@@ -8,6 +8,7 @@ edges, so a PPR vector is always indexed the same way.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
@@ -21,6 +22,7 @@ from hippo.store.base import GraphData, Spaces
 
 EdgeKind = Literal["relation", "mention", "synonym"]
 _NO_PASSAGE = -1
+MAX_VIEWS = 64  # cached read-sets (each holds a filtered graph and a transition matrix)
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,15 @@ class GraphView:
         return Transition.of(self.graph)
 
 
+@dataclass(frozen=True)
+class Impact:
+    """The derived records that follow passages out of the live graph."""
+
+    facts: list[str]  # fact ids read from the passages
+    entities: list[str]  # entity ids no other live passage mentions
+    edges: dict[str, int]  # edges leaving the walk, by kind
+
+
 @dataclass
 class GraphProjection:
     graph: ig.Graph = field(default_factory=lambda: ig.Graph(directed=False))
@@ -46,9 +57,12 @@ class GraphProjection:
     record_ids: list[str] = field(default_factory=list)
     is_passage: list[bool] = field(default_factory=list)
     space: list[str | None] = field(default_factory=list)
+    live: list[bool] = field(default_factory=list)  # False: a retired (tombstoned) passage
+    facts_of: dict[int, list[str]] = field(default_factory=dict)  # passage vertex -> its fact ids
     relation_weight: float = 1.0
     mention_weight: float = 1.0
     _views: dict[Spaces, GraphView] = field(default_factory=dict)
+    _views_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def from_data(cls, data: GraphData, *, relation_weight: float = 1.0, mention_weight: float = 1.0):
@@ -73,6 +87,7 @@ class GraphProjection:
             self.record_ids.append(rid)
             self.is_passage.append(passage)
             self.space.append(space)
+            self.live.append(True)
         if new_vertices:
             self.graph.add_vertices(len(new_vertices))
 
@@ -81,12 +96,13 @@ class GraphProjection:
         weights: list[float] = []
         via: list[int] = []
         v = self.vertex
-        for _, subject, obj, passage in data.facts:
+        for fid, subject, obj, passage in data.facts:
             if subject in v and obj in v and passage in v and subject != obj:
                 edges.append((v[subject], v[obj]))
                 kinds.append("relation")
                 weights.append(self.relation_weight)
                 via.append(v[passage])
+                self.facts_of.setdefault(v[passage], []).append(fid)
         for passage, entity in data.mentions:
             if passage in v and entity in v:
                 edges.append((v[passage], v[entity]))
@@ -104,22 +120,73 @@ class GraphProjection:
         if new_vertices or edges:
             self._views.clear()
 
+    def retire(self, passage_ids: list[str]) -> None:
+        """Take passages out of every view; their vertices and edges stay, unwalked."""
+        self._set_live(passage_ids, False)
+
+    def revive(self, passage_ids: list[str]) -> bool:
+        """Bring retired passages back; False (and no change) when one was never here."""
+        if any(pid not in self.vertex for pid in passage_ids):
+            return False
+        self._set_live(passage_ids, True)
+        return True
+
+    def _set_live(self, passage_ids: list[str], live: bool) -> None:
+        for pid in passage_ids:
+            v = self.vertex.get(pid)
+            if v is not None and self.is_passage[v]:
+                self.live[v] = live
+        self._views.clear()
+
+    def impact(self, passage_ids: list[str]) -> Impact:
+        """What retiring these live passages would take out of the graph."""
+        view = self.view(None)
+        vertices = [self.vertex[pid] for pid in passage_ids if pid in self.vertex]
+        rows = [v for v in vertices if view.visible_passage[v]]
+        facts = [fid for v in rows for fid in self.facts_of.get(v, [])]
+        if not rows:
+            return Impact(facts=facts, entities=[], edges={"mention": 0, "relation": 0, "synonym": 0})
+        mentioned = view.incidence[rows]
+        lost_support = np.asarray((mentioned > 0).sum(axis=0)).ravel()
+        entities = np.flatnonzero((lost_support > 0) & (view.passage_count - lost_support <= 0))
+        lost = np.zeros(self.graph.vcount(), dtype=bool)
+        lost[entities] = True
+        synonym = 0
+        if len(entities) and view.graph.ecount():
+            kinds = np.array(view.graph.es["kind"])
+            ends = np.array(view.graph.get_edgelist(), dtype=np.int64)
+            synonym = int(((kinds == "synonym") & (lost[ends[:, 0]] | lost[ends[:, 1]])).sum())
+        return Impact(facts=facts, entities=[self.record_ids[v] for v in entities],
+                      edges={"mention": int(mentioned.nnz), "relation": len(facts), "synonym": synonym})
+
     # -- reading -----------------------------------------------------------------
 
     @property
     def passage_total(self) -> int:
-        return sum(self.is_passage)
+        """Live passages."""
+        return sum(p and live for p, live in zip(self.is_passage, self.live, strict=True))
 
     def view(self, spaces: Spaces = None) -> GraphView:
-        """The graph a reader of ``spaces`` may walk, cached per distinct set of spaces."""
-        if spaces not in self._views:
-            self._views[spaces] = self._build_view(spaces)
-        return self._views[spaces]
+        """The graph a reader of ``spaces`` may walk, cached per distinct set of spaces.
+
+        The cache keeps the ``MAX_VIEWS`` most recently used read-sets: one
+        per session or user could otherwise grow without bound.
+        """
+        with self._views_lock:
+            view = self._views.pop(spaces, None)
+        if view is None:  # two readers may build the same view; the result is the same
+            view = self._build_view(spaces)
+        with self._views_lock:
+            self._views[spaces] = view  # dicts keep insertion order: last is most recent
+            while len(self._views) > MAX_VIEWS:
+                del self._views[next(iter(self._views))]
+        return view
 
     def _build_view(self, spaces: Spaces) -> GraphView:
         n = self.graph.vcount()
         visible_passage = np.array(
-            [p and (spaces is None or s in spaces) for p, s in zip(self.is_passage, self.space, strict=True)],
+            [p and live and (spaces is None or s in spaces)
+             for p, live, s in zip(self.is_passage, self.live, self.space, strict=True)],
             dtype=bool,
         ) if n else np.zeros(0, dtype=bool)
         if self.graph.ecount():

@@ -20,7 +20,7 @@ from hippo.extract.base import Extraction, Extractor
 from hippo.graph.synonyms import synonym_edges
 from hippo.ids import document_id, entity_id, fact_id, passage_id
 from hippo.memory.state import DerivedState
-from hippo.models import Document, DocumentRecord, Entity, Fact, Mention, Passage
+from hippo.models import Document, DocumentRecord, Entity, Fact, Mention, Passage, Synonym
 from hippo.store.base import Store, WriteBatch, embed_hash, embed_text
 from hippo.text import normalize, split_passages
 
@@ -33,6 +33,7 @@ class PreparedBatch:
     batch: WriteBatch
     vectors: dict[str, np.ndarray]  # every new record's vector, cached or fresh
     passages_unchanged: int = 0
+    documents_updated: int = 0
     vectors_encoded: int = 0
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -71,17 +72,78 @@ def validate_documents(documents: Iterable[Document | Mapping[str, Any] | str], 
 
 
 def split_documents(documents: list[Document], settings: Settings) -> tuple[list[DocumentRecord], list[Passage]]:
+    """Records and first-version passages; a document id given twice keeps its last text."""
     records: dict[str, DocumentRecord] = {}
-    passages: dict[str, Passage] = {}
+    passages: dict[str, list[Passage]] = {}
     for doc in documents:
-        doc_id = doc.id or document_id(doc.title, doc.text)
+        doc_id = doc.id or document_id(doc.title, doc.text, doc.space)
         records[doc_id] = DocumentRecord(id=doc_id, title=doc.title, source=doc.source, space=doc.space,
                                          meta=doc.meta)
-        for n, chunk in enumerate(split_passages(doc.text, settings.passage_chars)):
-            pid = passage_id(doc_id, chunk)
-            passages.setdefault(pid, Passage(id=pid, doc_id=doc_id, index=n, title=doc.title,
-                                             text=chunk, space=doc.space))
-    return list(records.values()), list(passages.values())
+        passages[doc_id] = document_passages(records[doc_id], doc.text, settings, version=1)
+    return list(records.values()), [p for doc_id in records for p in passages[doc_id]]
+
+
+def document_passages(record: DocumentRecord, text: str, settings: Settings, version: int) -> list[Passage]:
+    """The passages of one version of a document (duplicate chunks once)."""
+    passages: dict[str, Passage] = {}
+    for n, chunk in enumerate(split_passages(text, settings.passage_chars)):
+        pid = passage_id(record.id, chunk, version)
+        passages.setdefault(pid, Passage(id=pid, doc_id=record.id, index=n, title=record.title, text=chunk,
+                                         space=record.space, version=version))
+    return list(passages.values())
+
+
+@dataclass
+class Plan:
+    """What an index call changes, before anything is extracted: the upsert by document id."""
+
+    documents: list[DocumentRecord]
+    passages: list[Passage]  # to add
+    retire: list[str]  # live passages of older versions
+    expect_versions: dict[str, int]
+    passages_unchanged: int = 0
+    documents_updated: int = 0
+
+
+def plan_documents(documents: list[Document], store: Store, settings: Settings) -> Plan:
+    """Version each document against the store.
+
+    A new id is version 1. A stored, live document whose passages are the same
+    is unchanged (re-indexing is a no-op). Anything else (new text, or a
+    forgotten document indexed again) is the next version: its passages get
+    new ids and the live ones of the version before are retired, in the same
+    write. The versions read here are checked again inside that write.
+    """
+    records, first = split_documents(documents, settings)
+    texts = {doc.id or document_id(doc.title, doc.text, doc.space): doc.text for doc in documents}
+    stored = {d.id: d for d in store.documents([r.id for r in records])}
+    history: dict[str, list[Passage]] = {}
+    for p in store.document_passages(list(stored)) if stored else []:
+        history.setdefault(p.doc_id, []).append(p)
+    by_doc: dict[str, list[Passage]] = {}
+    for p in first:
+        by_doc.setdefault(p.doc_id, []).append(p)
+
+    plan = Plan(documents=[], passages=[], retire=[], expect_versions={})
+    for record in records:
+        old = stored.get(record.id)
+        plan.expect_versions[record.id] = old.version if old else 0
+        if old is None:
+            plan.documents.append(record)
+            plan.passages.extend(by_doc[record.id])
+            continue
+        live = {p.id for p in history.get(record.id, []) if p.forgotten_at is None}
+        current = document_passages(record, texts[record.id], settings, version=old.version)
+        if old.forgotten_at is None and {p.id for p in current} == live:
+            plan.documents.append(record.model_copy(update={"version": old.version, "kind": old.kind}))
+            plan.passages_unchanged += len(current)
+            continue
+        version = old.version + 1
+        plan.documents.append(record.model_copy(update={"version": version, "kind": old.kind}))
+        plan.passages.extend(document_passages(record, texts[record.id], settings, version=version))
+        plan.retire.extend(sorted(live))
+        plan.documents_updated += 1
+    return plan
 
 
 def graph_records(passages: list[Passage], extractions: list[Extraction]
@@ -121,7 +183,10 @@ def graph_records(passages: list[Passage], extractions: list[Extraction]
     return list(entities.values()), list(facts.values()), list(mentions.values())
 
 
-def embed_missing(records: list[Passage | Entity | Fact], store: Store, embedder: Embedder
+Encode = Callable[[list[str]], np.ndarray]
+
+
+def embed_missing(records: list[Passage | Entity | Fact], store: Store, encode: Encode
                   ) -> tuple[dict[str, np.ndarray], list[str]]:
     """Vectors for every record by text hash: from the store's cache, else encoded
     once per distinct text. Also returns the hashes encoded now."""
@@ -130,26 +195,41 @@ def embed_missing(records: list[Passage | Entity | Fact], store: Store, embedder
     missing = [h for h in texts if h not in vectors]
     # Similar lengths in one batch waste less padding.
     missing.sort(key=lambda h: len(texts[h]))
-    encoded = embedder.encode([texts[h] for h in missing])
+    encoded = encode([texts[h] for h in missing]) if missing else []
     vectors.update(zip(missing, encoded, strict=True))
     return vectors, missing
 
 
-def prepare(documents: list[Document], *, store: Store, state: DerivedState, embedder: Embedder,
-            extractor: Extractor, settings: Settings, progress: Progress | None = None) -> PreparedBatch:
+@dataclass
+class Derived:
+    """The graph records and vectors derived from new passages."""
+
+    entities: list[Entity]  # new to the store
+    facts: list[Fact]
+    mentions: list[Mention]
+    synonyms: list[Synonym]
+    vectors: dict[str, np.ndarray]  # every vector known, by hash
+    fresh: list[str]  # hashes encoded now
+    embedded: bool = True  # False: encoding failed or timed out; records wait for a later embedding
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def derive(passages: list[Passage], *, store: Store, state: DerivedState, encode: Encode, extractor: Extractor,
+           settings: Settings, progress: Progress | None = None, tolerate_embedding_failure: bool = False) -> Derived:
+    """Extract, embed and link synonyms for passages not stored yet.
+
+    With ``tolerate_embedding_failure``, an encoder that raises (or times out)
+    leaves the records without vectors instead of failing the call.
+    """
     timings: dict[str, float] = {}
     clock = time.perf_counter()
-    doc_records, passages = split_documents(documents, settings)
-    stored = store.existing_ids(p.id for p in passages)
-    new_passages = [p for p in passages if p.id not in stored]
-
     extractions: list[Extraction] = []
     step = 64
-    for start in range(0, len(new_passages), step):
-        extractions.extend(extractor.extract(new_passages[start : start + step]))
+    for start in range(0, len(passages), step):
+        extractions.extend(extractor.extract(passages[start : start + step]))
         if progress:
-            progress("extract", min(start + step, len(new_passages)), len(new_passages))
-    entities, facts, mentions = graph_records(new_passages, extractions)
+            progress("extract", min(start + step, len(passages)), len(passages))
+    entities, facts, mentions = graph_records(passages, extractions)
     stored_entities = store.existing_ids(e.id for e in entities)
     new_entities = [e for e in entities if e.id not in stored_entities]
     timings["extract"] = time.perf_counter() - clock
@@ -157,27 +237,54 @@ def prepare(documents: list[Document], *, store: Store, state: DerivedState, emb
     clock = time.perf_counter()
     if progress:
         progress("embed", 0, 1)
-    vectors, fresh = embed_missing([*new_passages, *new_entities, *facts], store, embedder)
+    embedded = True
+    try:
+        vectors, fresh = embed_missing([*passages, *new_entities, *facts], store, encode)
+    except Exception:
+        if not tolerate_embedding_failure:
+            raise
+        vectors, fresh, embedded = store.vectors(embed_hash(r) for r in [*passages, *new_entities, *facts]), [], False
     if progress:
         progress("embed", 1, 1)
     timings["embed"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    new_vectors = np.stack([vectors[embed_hash(e)] for e in new_entities]) if new_entities else None
-    synonyms = []
-    if new_vectors is not None:
-        all_ids = [*state.entities.ids, *(e.id for e in new_entities)]
-        all_vectors = np.concatenate([state.entities.matrix, new_vectors])
-        synonyms = synonym_edges(
-            [e.id for e in new_entities], [e.key for e in new_entities], new_vectors, all_ids, all_vectors,
-            threshold=settings.synonym_threshold, max_neighbors=settings.synonym_max_neighbors,
-        )
+    linkable = [e for e in new_entities if embed_hash(e) in vectors]
+    synonyms = link_synonyms(linkable, vectors, state, settings)
     timings["graph"] = time.perf_counter() - clock
+    return Derived(entities=new_entities, facts=facts, mentions=mentions, synonyms=synonyms, vectors=vectors,
+                   fresh=fresh, embedded=embedded, timings=timings)
 
-    batch = WriteBatch(
-        documents=doc_records, passages=new_passages, entities=new_entities, facts=facts,
-        mentions=mentions, synonyms=synonyms,
-        vectors={h: vectors[h] for h in fresh},
+
+def link_synonyms(entities: list[Entity], vectors: dict[str, np.ndarray], state: DerivedState,
+                  settings: Settings) -> list[Synonym]:
+    """Synonym edges between these entities (all with vectors) and every entity known."""
+    if not entities:
+        return []
+    new_vectors = np.stack([vectors[embed_hash(e)] for e in entities])
+    all_ids = [*state.entities.ids, *(e.id for e in entities)]
+    all_vectors = np.concatenate([state.entities.matrix, new_vectors])
+    return synonym_edges(
+        [e.id for e in entities], [e.key for e in entities], new_vectors, all_ids, all_vectors,
+        threshold=settings.synonym_threshold, max_neighbors=settings.synonym_max_neighbors,
     )
-    return PreparedBatch(batch=batch, vectors=vectors, passages_unchanged=len(passages) - len(new_passages),
-                         vectors_encoded=len(fresh), timings=timings)
+
+
+def prepare(documents: list[Document], *, store: Store, state: DerivedState, embedder: Embedder,
+            extractor: Extractor, settings: Settings, progress: Progress | None = None) -> PreparedBatch:
+    clock = time.perf_counter()
+    plan = plan_documents(documents, store, settings)
+    stored = store.existing_ids(p.id for p in plan.passages)
+    new_passages = [p for p in plan.passages if p.id not in stored]
+    planning = time.perf_counter() - clock
+    derived = derive(new_passages, store=store, state=state, encode=embedder.encode, extractor=extractor,
+                     settings=settings, progress=progress)
+    derived.timings["extract"] += planning
+    batch = WriteBatch(
+        documents=plan.documents, passages=new_passages, entities=derived.entities, facts=derived.facts,
+        mentions=derived.mentions, synonyms=derived.synonyms, vectors={h: derived.vectors[h] for h in derived.fresh},
+        retire=plan.retire, retire_reason="superseded", expect_versions=plan.expect_versions,
+    )
+    return PreparedBatch(batch=batch, vectors=derived.vectors, passages_unchanged=plan.passages_unchanged,
+                         documents_updated=plan.documents_updated, vectors_encoded=len(derived.fresh),
+                         timings=derived.timings)

@@ -7,7 +7,7 @@ from typing import Literal
 import numpy as np
 
 from hippo.memory.state import DerivedState
-from hippo.store.base import Spaces, Store
+from hippo.store.base import Spaces
 
 Mode = Literal["dense", "bm25", "hybrid"]
 RRF_K = 60  # the constant of Cormack et al.; flattens the head of each list
@@ -23,8 +23,11 @@ def dense_ranking(state: DerivedState, q: np.ndarray, spaces: Spaces, limit: int
     return [(state.passages.ids[rows[i]], float(scores[i])) for i in order]
 
 
-def keyword_ranking(store: Store, query: str, spaces: Spaces, limit: int) -> list[tuple[str, float]]:
-    return store.keyword_search(query, limit, spaces)
+def keyword_ranking(state: DerivedState, query: str, spaces: Spaces, limit: int) -> list[tuple[str, float]]:
+    """BM25 with the statistics of the passages the reader may see (``hippo.memory.keywords``)."""
+    view = state.projection.view(spaces)
+    ids = state.projection.record_ids
+    return [(ids[row], score) for row, score in state.keywords.top(query, view.visible_passage, limit)]
 
 
 def reciprocal_rank_fusion(*rankings: list[tuple[str, float]]) -> list[tuple[str, float]]:

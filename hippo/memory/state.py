@@ -15,8 +15,10 @@ import numpy as np
 from hippo.config import Settings
 from hippo.errors import StoreError
 from hippo.graph.projection import GraphProjection
+from hippo.memory.keywords import KeywordIndex
 from hippo.memory.vectors import VectorIndex
-from hippo.store.base import GraphData, Store, WriteBatch, embed_hash
+from hippo.models import Entity, Fact, Passage
+from hippo.store.base import GraphData, Store, VectorKind, WriteBatch, embed_hash
 
 
 @dataclass
@@ -26,8 +28,12 @@ class DerivedState:
     passages: VectorIndex
     entities: VectorIndex
     facts: VectorIndex
+    keywords: KeywordIndex = field(default_factory=KeywordIndex)  # BM25 rows are passage vertices
     # Per fact row: (subject id, object id, passage id), aligned with ``facts``.
     fact_ends: list[tuple[str, str, str]] = field(default_factory=list)
+    # Graph records stored without a vector yet (a remember whose embedding timed out):
+    # (kind, id). They are in the graph and the keyword index, not in vector search.
+    unembedded: set[tuple[VectorKind, str]] = field(default_factory=set)
 
     @classmethod
     def load(cls, store: Store, dim: int, settings: Settings, attempts: int = 5) -> DerivedState:
@@ -64,11 +70,26 @@ class DerivedState:
             index.add(ids, hashes, matrix)
         ends = {fid: (s, o, p) for fid, s, o, p in data.facts}
         state.fact_ends = [ends[fid] for fid in state.facts.ids]
+        vertex = state.projection.vertex
+        for pid, text in data.texts.items():
+            state.keywords.add(vertex[pid], text)
+        for kind, ids, index in (("passage", [pid for pid, _ in data.passages], state.passages),
+                                 ("entity", data.entities, state.entities),
+                                 ("fact", [f[0] for f in data.facts], state.facts)):
+            embedded = set(index.ids)
+            state.unembedded.update((kind, rid) for rid in ids if rid not in embedded)
         return state
 
-    def apply(self, batch: WriteBatch, vectors: dict[str, np.ndarray], revision: int) -> None:
-        """Add what a successful write added. ``vectors`` holds every record's vector by hash."""
+    def apply(self, batch: WriteBatch, vectors: dict[str, np.ndarray], revision: int) -> bool:
+        """Follow a successful write: add what it added, retire and revive what it did.
+
+        ``vectors`` holds the vectors known by hash; records without one are
+        kept for a later embedding. False means the write cannot be followed
+        in place (it revived passages this state never held): reload instead.
+        """
         known = self.projection.vertex
+        if batch.revive and any(pid not in known for pid in batch.revive):
+            return False
         passages = [p for p in batch.passages if p.id not in known]
         entities = [e for e in batch.entities if e.id not in known]
         fresh_passages = {p.id for p in passages}
@@ -80,12 +101,35 @@ class DerivedState:
             mentions=[(m.passage_id, m.entity_id) for m in batch.mentions if m.passage_id in fresh_passages],
             synonyms=[(s.a, s.b, s.score) for s in batch.synonyms],
         ))
-        for index, records in ((self.passages, passages), (self.entities, entities), (self.facts, facts)):
-            hashes = [embed_hash(r) for r in records]
-            if records:
-                index.add([r.id for r in records], hashes, np.stack([vectors[h] for h in hashes]))
-        self.fact_ends.extend((f.subject_id, f.object_id, f.passage_id) for f in facts)
+        for p in passages:
+            self.keywords.add(known[p.id], p.embed_text)
+        self.projection.retire(batch.retire)
+        self.projection.revive(batch.revive)
+        self.add_vectors([*passages, *entities, *facts], vectors)
         self.revision = revision
+        return True
+
+    def apply_late_vectors(self, records: list[Passage | Entity | Fact], vectors: dict[str, np.ndarray],
+                           synonyms: list[tuple[str, str, float]], revision: int) -> None:
+        """Follow a write that only added vectors (and synonym edges) for stored records."""
+        self.projection.add(GraphData(passages=[], entities=[], facts=[], mentions=[], synonyms=synonyms))
+        self.add_vectors(records, vectors)
+        self.revision = revision
+
+    def add_vectors(self, records: list[Passage | Entity | Fact], vectors: dict[str, np.ndarray]) -> None:
+        """Put records new to vector search into it; those without a vector wait in ``unembedded``."""
+        for kind, index, of_kind in (("passage", self.passages, Passage), ("entity", self.entities, Entity),
+                                     ("fact", self.facts, Fact)):
+            chosen = [r for r in records if isinstance(r, of_kind)]
+            ready = [r for r in chosen if embed_hash(r) in vectors]
+            self.unembedded.update((kind, r.id) for r in chosen if embed_hash(r) not in vectors)
+            if not ready:
+                continue
+            hashes = [embed_hash(r) for r in ready]
+            index.add([r.id for r in ready], hashes, np.stack([vectors[h] for h in hashes]))
+            self.unembedded.difference_update((kind, r.id) for r in ready)
+            if kind == "fact":
+                self.fact_ends.extend((f.subject_id, f.object_id, f.passage_id) for f in ready)
         for derived in ("passage_vertex_of_row", "entity_vertex_of_row", "fact_passage_vertex"):
             self.__dict__.pop(derived, None)
 

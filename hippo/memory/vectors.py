@@ -7,6 +7,8 @@ for the PPR prior in one product.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 
@@ -17,6 +19,7 @@ class VectorIndex:
         self.hashes: list[str] = []
         self._blocks: list[np.ndarray] = []
         self._matrix = np.zeros((0, dim), dtype=np.float32)
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -33,8 +36,10 @@ class VectorIndex:
     @property
     def matrix(self) -> np.ndarray:
         if self._blocks:  # concatenate lazily: many small adds cost one copy
-            self._matrix = np.concatenate([self._matrix, *self._blocks])
-            self._blocks.clear()
+            with self._lock:  # concurrent readers must not concatenate the same blocks twice
+                if self._blocks:
+                    self._matrix = np.concatenate([self._matrix, *self._blocks])
+                    self._blocks.clear()
         return self._matrix
 
     def scores(self, query: np.ndarray) -> np.ndarray:

@@ -6,8 +6,9 @@ is batched and id-based; every write is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -48,11 +49,20 @@ class WriteBatch:
     mentions: list[Mention] = field(default_factory=list)
     synonyms: list[Synonym] = field(default_factory=list)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    # Lifecycle, in the same transaction as the rest: passages leaving the live graph
+    # (tombstoned with ``retire_reason`` at ``retire_at``, never deleted) and coming back.
+    retire: list[str] = field(default_factory=list)
+    retire_reason: str = "forgotten"
+    retire_at: datetime | None = None
+    revive: list[str] = field(default_factory=list)
+    # Optimistic concurrency: document id -> the version the caller read (0: absent).
+    # Another writer's version in between makes the write raise ``Conflict``.
+    expect_versions: dict[str, int] = field(default_factory=dict)
 
     def is_empty(self) -> bool:
         return not (
             self.documents or self.passages or self.entities or self.facts
-            or self.mentions or self.synonyms or self.vectors
+            or self.mentions or self.synonyms or self.vectors or self.retire or self.revive
         )
 
 
@@ -65,6 +75,7 @@ class GraphData:
     facts: list[tuple[str, str, str, str]]  # (fact id, subject id, object id, passage id)
     mentions: list[tuple[str, str]]  # (passage id, entity id)
     synonyms: list[tuple[str, str, float]]
+    texts: dict[str, str] = field(default_factory=dict)  # live passage id -> embed text (keyword index)
 
 
 @runtime_checkable
@@ -104,6 +115,22 @@ class Store(Protocol):
 
     def keyword_search(self, query: str, k: int, spaces: Spaces = None) -> list[tuple[str, float]]:
         """BM25-ranked (passage id, score), best first; an empty list for no match."""
+
+    def documents(self, ids: Iterable[str]) -> list[DocumentRecord]:
+        """Stored documents by id, forgotten ones included, in the order asked."""
+
+    def document_passages(self, doc_ids: Iterable[str]) -> list[Passage]:
+        """Every passage of these documents, all versions and tombstones included."""
+
+    def find_documents(self, *, spaces: Spaces = None, kind: str | None = None, live: bool = True,
+                       limit: int = 1000) -> list[DocumentRecord]:
+        """Documents in ``spaces`` (all if None), newest first; ``live`` leaves out forgotten ones."""
+
+    def get_values(self, namespace: str, keys: Iterable[str]) -> dict[str, str]:
+        """The small key-value area (settings, registries, caches): stored values by key."""
+
+    def put_values(self, namespace: str, items: Mapping[str, str | None]) -> None:
+        """Set values atomically; ``None`` deletes. Does not move the revision."""
 
     def counts(self) -> dict[str, int]: ...
 

@@ -7,6 +7,11 @@ Graph shape (what a person sees in the Neo4j Browser)::
     (:Entity)-[:SYNONYM {score}]->(:Entity)                            once per pair, a < b
     (:Vector {hash, vector})                                           the embedding cache
     (:Meta {id: 'hippo', revision, seq, embedding_model, embedding_dim})
+    (:Value {id, namespace, key, value})                               the small key-value area
+
+Forgetting sets ``forgotten_at``/``forgotten_reason`` on passages (and on the
+document for a whole-document forget); every graph read follows live passages
+only, so nothing is deleted and ``revive`` undoes it.
 
 Every Cypher statement lives in ``cypher/<name>.cypher`` at the repository root
 (``HIPPO_CYPHER_DIR`` overrides). A ``write`` is one explicit transaction run by
@@ -22,9 +27,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,8 +37,8 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
-from hippo.errors import EmbeddingModelMismatch, HippoError, StoreError
-from hippo.models import Entity, Fact, Passage
+from hippo.errors import Conflict, EmbeddingModelMismatch, HippoError, StoreError
+from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
 
 try:
@@ -376,7 +381,9 @@ class Neo4jStore:
 
     def load_graph(self) -> GraphData:
         doing = "loading the graph"
-        passages = [(r["id"], r["space"]) for r in self._read("graph_passages", doing)]
+        rows = self._read("graph_passages", doing)
+        passages = [(r["id"], r["space"]) for r in rows]
+        texts = {r["id"]: f"{r['title']}\n{r['text']}" if r["title"] else r["text"] for r in rows}
         entities = [r["id"] for r in self._read("graph_entities", doing)]
         facts = [(r["id"], r["subject_id"], r["object_id"], r["passage_id"])
                  for r in self._read("graph_facts", doing)]
@@ -384,7 +391,7 @@ class Neo4jStore:
         live = set(entities)
         synonyms = [(r["a"], r["b"], float(r["score"])) for r in self._read("graph_synonyms", doing)
                     if r["a"] in live and r["b"] in live]
-        return GraphData(passages, entities, facts, mentions, synonyms)
+        return GraphData(passages, entities, facts, mentions, synonyms, texts)
 
     def load_vectors(self, kind: VectorKind) -> tuple[list[str], list[str], np.ndarray]:
         if kind not in ("passage", "entity", "fact"):
@@ -406,9 +413,46 @@ class Neo4jStore:
         return [found[i] for i in wanted if i in found]
 
     def passages(self, ids: Iterable[str]) -> list[Passage]:
-        return self._by_id("read_passages", ids, lambda r: Passage(
-            id=r["id"], doc_id=r["doc_id"], index=r["index"], title=r["title"], text=r["text"],
-            space=r["space"], version=r["version"], forgotten_at=_native_time(r["forgotten_at"])))
+        return self._by_id("read_passages", ids, _passage)
+
+    def documents(self, ids: Iterable[str]) -> list[DocumentRecord]:
+        return self._by_id("read_documents", ids, _document)
+
+    def document_passages(self, doc_ids: Iterable[str]) -> list[Passage]:
+        found: list[Passage] = []
+        for part in _chunks(list(dict.fromkeys(doc_ids)), _ID_CHUNK):
+            found.extend(_passage(r) for r in self._read("read_document_passages", "reading versions", ids=part))
+        return found
+
+    def find_documents(self, *, spaces: Spaces = None, kind: str | None = None, live: bool = True,
+                       limit: int = 1000) -> list[DocumentRecord]:
+        rows = self._read("find_documents", "listing documents", spaces=None if spaces is None else sorted(spaces),
+                          kind=kind, live=live, limit=int(limit))
+        return [_document(r) for r in rows]
+
+    def get_values(self, namespace: str, keys: Iterable[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for part in _chunks([_value_id(namespace, k) for k in dict.fromkeys(keys)], _ID_CHUNK):
+            found.update((r["key"], r["value"]) for r in self._read("kv_read", "reading values", ids=part))
+        return found
+
+    def put_values(self, namespace: str, items: Mapping[str, str | None]) -> None:
+        rows = [{"id": _value_id(namespace, k), "namespace": namespace, "key": k, "value": v}
+                for k, v in items.items() if v is not None]
+        gone = [_value_id(namespace, k) for k, v in items.items() if v is None]
+        write, delete = cypher("kv_write"), cypher("kv_delete")
+
+        def work(tx: Any) -> None:
+            for part in _chunks(rows):
+                tx.run(write, rows=part).consume()
+            for part in _chunks(gone):
+                tx.run(delete, ids=part).consume()
+
+        def run() -> None:
+            with self._session() as session:
+                session.execute_write(work)
+
+        self._guard("writing values", run)
 
     def entities(self, ids: Iterable[str]) -> list[Entity]:
         return self._by_id("read_entities", ids, lambda r: Entity(
@@ -439,6 +483,22 @@ class Neo4jStore:
         return f"Neo4jStore({self.url!r})"
 
 
+def _passage(r: Any) -> Passage:
+    return Passage(id=r["id"], doc_id=r["doc_id"], index=r["index"], title=r["title"], text=r["text"],
+                   space=r["space"], version=r["version"], forgotten_at=_native_time(r["forgotten_at"]),
+                   forgotten_reason=r["forgotten_reason"], created_at=_native_time(r["created_at"]))
+
+
+def _document(r: Any) -> DocumentRecord:
+    return DocumentRecord(id=r["id"], title=r["title"] or "", source=r["source"], space=r["space"],
+                          version=r["version"], meta=json.loads(r["meta"] or "{}"), kind=r["kind"] or "document",
+                          forgotten_at=_native_time(r["forgotten_at"]), forgotten_reason=r["forgotten_reason"])
+
+
+def _value_id(namespace: str, key: str) -> str:
+    return f"{namespace}\x00{key}"
+
+
 class _BatchWriter:
     """The unit of work of one ``write``: a pure function of the batch, so the driver
     may run it again from the start after a transient error."""
@@ -453,6 +513,10 @@ class _BatchWriter:
         self.mentions = list(dict.fromkeys((m.passage_id, m.entity_id) for m in batch.mentions))
         self.synonyms = list({(s.a, s.b): float(s.score) for s in batch.synonyms}.items())
         self.vectors = {h: np.asarray(v, dtype=np.float32) for h, v in batch.vectors.items()}
+        self.retire, self.revive = list(dict.fromkeys(batch.retire)), list(dict.fromkeys(batch.revive))
+        self.retire_reason = batch.retire_reason
+        self.retire_at = batch.retire_at or datetime.now(UTC)
+        self.expect_versions = dict(batch.expect_versions)
 
     def __call__(self, tx: Any) -> int:
         changed = 0
@@ -470,6 +534,13 @@ class _BatchWriter:
 
         meta = tx.run(cypher("meta_lock"), meta=_META, schema_version=_SCHEMA_VERSION).single()
         seq = int(meta["seq"] or 0)
+        if self.expect_versions:
+            found = {r["id"]: int(r["version"] or 0)
+                     for r in tx.run(cypher("document_versions"), ids=list(self.expect_versions))}
+            for doc_id, version in self.expect_versions.items():
+                if found.get(doc_id, 0) != version:
+                    raise Conflict(f"document {doc_id} is at version {found.get(doc_id, 0)}, not {version}: "
+                                   "another writer changed it; nothing was written")
 
         stored = tx.run(cypher("existing_records"), documents=[], passages=[p.id for p in self.passages],
                         entities=[e.id for e in self.entities], facts=[f.id for f in self.facts],
@@ -488,10 +559,12 @@ class _BatchWriter:
                 known[row["hash"]] = np.frombuffer(row["vector"], dtype=_VECTOR_DTYPE)
 
         run("write_documents", [
-            {"id": d.id, "props": {k: v for k, v in {
+            {"id": d.id, "seq": seq + i, "props": {
                 "id": d.id, "title": d.title, "name": d.title or d.id, "source": d.source, "space": d.space,
-                "version": d.version, "meta": json.dumps(d.meta, sort_keys=True)}.items() if v is not None}}
-            for d in self.documents])
+                "version": d.version, "meta": json.dumps(d.meta, sort_keys=True), "kind": d.kind,
+                "forgotten_at": d.forgotten_at, "forgotten_reason": d.forgotten_reason}}
+            for i, d in enumerate(self.documents)])
+        seq += len(self.documents)
         vector_rows = [{"hash": h, "vector": _vector_bytes(v), "dim": int(v.shape[-1])}
                        for h, v in self.vectors.items() if h not in stored_hashes]
         run("write_vectors", vector_rows)
@@ -534,12 +607,21 @@ class _BatchWriter:
         if sum(r["matched"] for r in matched) != len(self.synonyms):
             self._refuse(tx, "a synonym", entities=[x for (a, b), _ in self.synonyms for x in (a, b)])
 
-        for name, records in (("write_passage_embeddings", passages), ("write_entity_embeddings", entities),
-                              ("write_fact_embeddings", facts)):
-            rows = [{"id": r.id, "embedding": _vector_list(known[h])}
-                    for r in records if (h := embed_hash(r)) in known]
+        run("retire_passages", self.retire, at=self.retire_at, reason=self.retire_reason)
+        run("revive_passages", self.revive)
+
+        # Vector-index properties: new records, and stored ones whose vector arrives late
+        # (a remember whose embedding timed out).
+        late = set(self.vectors)
+        for name, records, new in (("write_passage_embeddings", self.passages, passages),
+                                   ("write_entity_embeddings", self.entities, entities),
+                                   ("write_fact_embeddings", self.facts, facts)):
+            fresh = {r.id for r in new}
+            rows = [{"id": r.id, "embedding": _vector_list(known[h])} for r in records
+                    if (h := embed_hash(r)) in known and (r.id in fresh or h in late)]
             for part in _chunks(rows):
-                tx.run(cypher(name), rows=part).consume()
+                c = tx.run(cypher(name), rows=part).consume().counters
+                changed += c.properties_set
 
         if not changed:
             return int(meta["revision"] or 0)

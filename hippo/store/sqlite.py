@@ -6,20 +6,28 @@ import json
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
-from hippo.errors import EmbeddingModelMismatch, StoreError
-from hippo.models import Entity, Fact, Passage
+from hippo.errors import Conflict, EmbeddingModelMismatch, StoreError
+from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
 
-R = TypeVar("R", Passage, Entity, Fact)
-_SCHEMA_VERSION = "1"
+R = TypeVar("R", Passage, Entity, Fact, DocumentRecord)
+_SCHEMA_VERSION = "2"
+_ADDED_COLUMNS = [  # (table, column, type) added since schema 1
+    ("documents", "kind", "TEXT NOT NULL DEFAULT 'document'"),
+    ("documents", "forgotten_at", "TEXT"),
+    ("documents", "forgotten_reason", "TEXT"),
+    ("passages", "forgotten_reason", "TEXT"),
+    ("passages", "created_at", "TEXT"),
+]
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
 
@@ -37,6 +45,15 @@ def _fts_query(text: str) -> str:
     """Quote every word so user text can never be read as FTS5 syntax."""
     words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
     return " OR ".join(f'"{w}"' for w in words)
+
+
+def _when(moment: datetime | None) -> str | None:
+    """Timestamps are stored as UTC ISO 8601 text."""
+    if moment is None:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment.isoformat(timespec="microseconds") + "Z"
 
 
 def _blob(vector: np.ndarray) -> bytes:
@@ -57,8 +74,18 @@ class SQLiteStore:
         self._lock = threading.RLock()
         schema = resources.files("hippo.store").joinpath("sqlite_schema.sql").read_text()
         self._db.executescript(schema)
+        self._migrate()
         self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (_SCHEMA_VERSION,))
         self._db.execute("INSERT OR IGNORE INTO meta VALUES ('revision', '0')")
+
+    def _migrate(self) -> None:
+        """Add the lifecycle columns to a store written by hippo 0.1 (schema 1)."""
+        with self._transaction() as db:
+            for table, column, ddl in _ADDED_COLUMNS:
+                columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                if column not in columns:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (_SCHEMA_VERSION,))
 
     # -- transactions ----------------------------------------------------------
 
@@ -105,22 +132,36 @@ class SQLiteStore:
     def write(self, batch: WriteBatch) -> int:
         with self._transaction() as db:
             before = db.total_changes
+            self._check_versions(db, batch.expect_versions)
             stored = self._existing(db, [p.id for p in batch.passages])
             new_passages = [p for p in batch.passages if p.id not in stored]
             db.executemany(
-                "INSERT INTO documents (id, title, source, space, version, meta) VALUES (?,?,?,?,?,?) "
+                "INSERT INTO documents (id, title, source, space, version, meta, kind, forgotten_at, "
+                "forgotten_reason) VALUES (?,?,?,?,?,?,?,?,?) "
                 "ON CONFLICT(id) DO UPDATE SET title=excluded.title, source=excluded.source, "
-                "space=excluded.space, version=excluded.version, meta=excluded.meta "
-                "WHERE (title, source, space, version, meta) IS NOT "
-                "(excluded.title, excluded.source, excluded.space, excluded.version, excluded.meta)",
-                [(d.id, d.title, d.source, d.space, d.version, json.dumps(d.meta, sort_keys=True))
-                 for d in batch.documents],
+                "space=excluded.space, version=excluded.version, meta=excluded.meta, kind=excluded.kind, "
+                "forgotten_at=excluded.forgotten_at, forgotten_reason=excluded.forgotten_reason "
+                "WHERE (title, source, space, version, meta, kind, forgotten_at, forgotten_reason) IS NOT "
+                "(excluded.title, excluded.source, excluded.space, excluded.version, excluded.meta, "
+                "excluded.kind, excluded.forgotten_at, excluded.forgotten_reason)",
+                [(d.id, d.title, d.source, d.space, d.version, json.dumps(d.meta, sort_keys=True), d.kind,
+                  _when(d.forgotten_at), d.forgotten_reason) for d in batch.documents],
             )
             db.executemany(
                 "INSERT INTO passages (id, doc_id, idx, title, text, space, version, embed_hash) "
                 "VALUES (?,?,?,?,?,?,?,?)",
                 [(p.id, p.doc_id, p.index, p.title, p.text, p.space, p.version, embed_hash(p))
                  for p in new_passages],
+            )
+            retired_at = _when(batch.retire_at or datetime.now(UTC))
+            db.executemany(
+                "UPDATE passages SET forgotten_at = ?, forgotten_reason = ? WHERE id = ? AND forgotten_at IS NULL",
+                [(retired_at, batch.retire_reason, pid) for pid in batch.retire],
+            )
+            db.executemany(
+                "UPDATE passages SET forgotten_at = NULL, forgotten_reason = NULL "
+                "WHERE id = ? AND forgotten_at IS NOT NULL",
+                [(pid,) for pid in batch.revive],
             )
             db.executemany(
                 "INSERT INTO passage_fts (rowid, title, text) "
@@ -154,6 +195,15 @@ class SQLiteStore:
                 db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'revision'")
             return int(self._meta("revision") or 0)
 
+    @staticmethod
+    def _check_versions(db: sqlite3.Connection, expected: dict[str, int]) -> None:
+        for doc_id, version in expected.items():
+            row = db.execute("SELECT version FROM documents WHERE id = ?", (doc_id,)).fetchone()
+            found = row[0] if row else 0
+            if found != version:
+                raise Conflict(f"document {doc_id} is at version {found}, not {version}: another writer "
+                               "changed it; nothing was written")
+
     def _existing(self, db: sqlite3.Connection, ids: list[str]) -> set[str]:
         found: set[str] = set()
         for table in ("passages", "entities", "facts"):
@@ -179,9 +229,11 @@ class SQLiteStore:
     def load_graph(self) -> GraphData:
         with self._lock:
             db = self._db
-            passages = db.execute(
-                "SELECT id, space FROM passages WHERE forgotten_at IS NULL ORDER BY rowid"
+            rows = db.execute(
+                "SELECT id, space, title, text FROM passages WHERE forgotten_at IS NULL ORDER BY rowid"
             ).fetchall()
+            passages = [(r[0], r[1]) for r in rows]
+            texts = {r[0]: f"{r[2]}\n{r[3]}" if r[2] else r[3] for r in rows}
             facts = db.execute(
                 "SELECT f.id, f.subject_id, f.object_id, f.passage_id FROM facts f "
                 "JOIN passages p ON p.id = f.passage_id WHERE p.forgotten_at IS NULL ORDER BY f.rowid"
@@ -200,7 +252,7 @@ class SQLiteStore:
                 (a, b, s) for a, b, s in db.execute("SELECT a, b, score FROM synonyms")
                 if a in live and b in live
             ]
-        return GraphData(passages, entities, facts, mentions, synonyms)
+        return GraphData(passages, entities, facts, mentions, synonyms, texts)
 
     _VECTOR_QUERIES = {
         "passage": "SELECT r.id, r.embed_hash, v.vector FROM passages r JOIN vectors v "
@@ -231,12 +283,69 @@ class SQLiteStore:
                     by_id[row[0]] = build(row)
         return [by_id[i] for i in wanted if i in by_id]
 
+    _PASSAGE_COLUMNS = "id, doc_id, idx, title, text, space, version, forgotten_at, forgotten_reason, created_at"
+    _DOCUMENT_COLUMNS = "id, title, source, space, version, meta, kind, forgotten_at, forgotten_reason"
+
+    @staticmethod
+    def _passage(r: sqlite3.Row) -> Passage:
+        return Passage(id=r[0], doc_id=r[1], index=r[2], title=r[3], text=r[4], space=r[5], version=r[6],
+                       forgotten_at=r[7], forgotten_reason=r[8], created_at=r[9])
+
+    @staticmethod
+    def _document(r: sqlite3.Row) -> DocumentRecord:
+        return DocumentRecord(id=r[0], title=r[1], source=r[2], space=r[3], version=r[4], meta=json.loads(r[5]),
+                              kind=r[6], forgotten_at=r[7], forgotten_reason=r[8])
+
     def passages(self, ids: Iterable[str]) -> list[Passage]:
-        return self._records(
-            "SELECT id, doc_id, idx, title, text, space, version, forgotten_at FROM passages WHERE id IN", ids,
-            lambda r: Passage(id=r[0], doc_id=r[1], index=r[2], title=r[3], text=r[4], space=r[5], version=r[6],
-                              forgotten_at=r[7]),
-        )
+        return self._records(f"SELECT {self._PASSAGE_COLUMNS} FROM passages WHERE id IN", ids, self._passage)
+
+    def documents(self, ids: Iterable[str]) -> list[DocumentRecord]:
+        return self._records(f"SELECT {self._DOCUMENT_COLUMNS} FROM documents WHERE id IN", ids, self._document)
+
+    def document_passages(self, doc_ids: Iterable[str]) -> list[Passage]:
+        found: list[Passage] = []
+        with self._lock:
+            for part in _chunks(list(dict.fromkeys(doc_ids))):
+                rows = self._db.execute(
+                    f"SELECT {self._PASSAGE_COLUMNS} FROM passages WHERE doc_id IN ({_marks(len(part))}) "
+                    "ORDER BY doc_id, version, idx", part)
+                found.extend(self._passage(r) for r in rows)
+        return found
+
+    def find_documents(self, *, spaces: Spaces = None, kind: str | None = None, live: bool = True,
+                       limit: int = 1000) -> list[DocumentRecord]:
+        sql = f"SELECT {self._DOCUMENT_COLUMNS} FROM documents WHERE 1=1"
+        params: list[object] = []
+        if spaces is not None:
+            sql += f" AND space IN ({_marks(len(spaces))})"
+            params.extend(sorted(spaces))
+        if kind is not None:
+            sql += " AND kind = ?"
+            params.append(kind)
+        if live:
+            sql += " AND forgotten_at IS NULL"
+        sql += " ORDER BY rowid DESC LIMIT ?"
+        params.append(int(limit))
+        with self._lock:
+            return [self._document(r) for r in self._db.execute(sql, params)]
+
+    def get_values(self, namespace: str, keys: Iterable[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        with self._lock:
+            for part in _chunks(list(dict.fromkeys(keys))):
+                rows = self._db.execute(
+                    f"SELECT key, value FROM kv WHERE namespace = ? AND key IN ({_marks(len(part))})",
+                    [namespace, *part])
+                found.update(rows)
+        return found
+
+    def put_values(self, namespace: str, items: Mapping[str, str | None]) -> None:
+        with self._transaction() as db:
+            db.executemany("INSERT INTO kv (namespace, key, value) VALUES (?,?,?) "
+                           "ON CONFLICT(namespace, key) DO UPDATE SET value = excluded.value",
+                           [(namespace, k, v) for k, v in items.items() if v is not None])
+            db.executemany("DELETE FROM kv WHERE namespace = ? AND key = ?",
+                           [(namespace, k) for k, v in items.items() if v is None])
 
     def entities(self, ids: Iterable[str]) -> list[Entity]:
         return self._records("SELECT id, name, key, type FROM entities WHERE id IN", ids,

@@ -14,7 +14,10 @@ CREATE TABLE IF NOT EXISTS documents (
   source  TEXT,
   space   TEXT NOT NULL,
   version INTEGER NOT NULL DEFAULT 1,
-  meta    TEXT NOT NULL DEFAULT '{}'
+  meta    TEXT NOT NULL DEFAULT '{}',
+  kind    TEXT NOT NULL DEFAULT 'document',  -- 'document' or 'memory' (remembered)
+  forgotten_at     TEXT,                     -- a tombstone, not a delete
+  forgotten_reason TEXT
 );
 
 CREATE TABLE IF NOT EXISTS passages (
@@ -26,8 +29,11 @@ CREATE TABLE IF NOT EXISTS passages (
   space        TEXT NOT NULL,
   version      INTEGER NOT NULL DEFAULT 1,
   forgotten_at TEXT,
-  embed_hash   TEXT NOT NULL
+  embed_hash   TEXT NOT NULL,
+  forgotten_reason TEXT,                     -- 'superseded' by a newer version, 'forgotten', ...
+  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
+CREATE INDEX IF NOT EXISTS documents_space ON documents(space);
 CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id);
 CREATE INDEX IF NOT EXISTS passages_space ON passages(space);
 
@@ -73,4 +79,12 @@ CREATE TABLE IF NOT EXISTS synonyms (
 CREATE TABLE IF NOT EXISTS vectors (
   hash   TEXT PRIMARY KEY,
   vector BLOB NOT NULL
+) WITHOUT ROWID;
+
+-- Small values that are not graph records: per-space settings, registries, caches.
+CREATE TABLE IF NOT EXISTS kv (
+  namespace TEXT NOT NULL,
+  key       TEXT NOT NULL,
+  value     TEXT NOT NULL,
+  PRIMARY KEY (namespace, key)
 ) WITHOUT ROWID;

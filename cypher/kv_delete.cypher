@@ -1,0 +1,3 @@
+UNWIND $ids AS id
+MATCH (v:Value {id: id})
+DELETE v

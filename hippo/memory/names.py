@@ -1,0 +1,55 @@
+"""Entity names as the reader's own passages write them.
+
+An entity is stored once per normalized key, with the surface form of
+whichever passage named it first. That passage may sit in a space the reader
+cannot see, and its spelling ("Tobiah-Südhof" vs "Tobiah Südhof") would then
+leak into the reader's seeds and nodes. A reader gets instead the spelling
+found in the first passage they may see that mentions the entity (store
+order), else the normalized key: the same name a store that never held the
+hidden passages would give.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import numpy as np
+
+from hippo.graph.projection import GraphProjection, GraphView
+from hippo.store.base import Store
+
+
+def _pattern(key: str) -> re.Pattern[str]:
+    words = key.split()
+    return re.compile(r"(?<!\w)" + r"[\W_]+".join(re.escape(w) for w in words) + r"(?!\w)", re.IGNORECASE)
+
+
+def surface_form(key: str, text: str) -> str | None:
+    """The span of ``text`` that normalizes to ``key``, if one does."""
+    if not key:
+        return None
+    found = _pattern(key).search(unicodedata.normalize("NFKC", text))
+    return " ".join(found.group(0).split()) if found else None
+
+
+def visible_names(store: Store, projection: GraphProjection, view: GraphView, entity_ids: list[str]) -> dict[str, str]:
+    """Display names of entities for the reader of ``view``."""
+    vertices = {eid: projection.vertex[eid] for eid in dict.fromkeys(entity_ids) if eid in projection.vertex}
+    if not vertices:
+        return {}
+    columns = view.incidence[:, list(vertices.values())].tocsc()
+    first: dict[str, str] = {}
+    for i, eid in enumerate(vertices):
+        rows = columns.indices[columns.indptr[i] : columns.indptr[i + 1]]
+        if len(rows):
+            first[eid] = projection.record_ids[int(np.min(rows))]
+    passages = {p.id: p for p in store.passages(set(first.values()))}
+    names: dict[str, str] = {}
+    for entity in store.entities(list(vertices)):
+        passage = passages.get(first.get(entity.id, ""))
+        spelled = None
+        if passage is not None:
+            spelled = surface_form(entity.key, passage.title) or surface_form(entity.key, passage.text)
+        names[entity.id] = spelled or entity.key
+    return names
