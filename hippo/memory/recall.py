@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -40,14 +40,18 @@ class RankedPassages:
     seed_vertices: dict[int, float]
     kept_facts: list[int]  # rows of ``state.facts``
     timings: dict[str, float]
+    notes: list[str] = field(default_factory=list)  # what the caller should know (the fact filter's verdict)
+    query_vector: np.ndarray | None = None
+    fact_scores: list[float] = field(default_factory=list)  # aligned with ``kept_facts``
 
     @classmethod
     def fallback(cls, strategy: Strategy, view: GraphView, query: str, ranking: list[tuple[str, float]],
-                 dense: dict[str, float], timings: dict[str, float]) -> RankedPassages:
+                 dense: dict[str, float], timings: dict[str, float], notes: list[str] | None = None,
+                 query_vector: np.ndarray | None = None) -> RankedPassages:
         """No graph walk: the query itself is the one clue."""
         return cls(strategy=strategy, view=view, ranking=ranking, dense=dense,
                    clues=[Clue(query=query, kind="query", weight=1.0)], seeds=[], seed_vertices={},
-                   kept_facts=[], timings=timings)
+                   kept_facts=[], timings=timings, notes=notes or [], query_vector=query_vector)
 
 
 KEYWORD_POOL = 200  # BM25 hits read for the passage prior; the rest count as 0
@@ -63,14 +67,20 @@ class Lookup(Protocol):
     def keyword_scores(self, query: str, limit: int, spaces: Spaces) -> dict[str, float]: ...
 
 
+FactFilter = Callable[[str, list[str]], list[int]]
+"""HippoRAG 2's recognition step: (query, candidate fact texts) -> indices of the facts to keep,
+most relevant first. An empty list means none is relevant; an exception means no verdict."""
+
+
 class Recaller:
     """Recall over one derived state. Holds no data of its own."""
 
     def __init__(self, settings: Settings, embed: Callable[[list[str]], np.ndarray],
-                 query_phrases: Callable[[str], list[str]]) -> None:
+                 query_phrases: Callable[[str], list[str]], fact_filter: FactFilter | None = None) -> None:
         self.settings = settings
         self._embed = embed
         self._phrases = query_phrases
+        self._filter = fact_filter
 
     def rank(self, query: str, state: DerivedState, spaces: Spaces, *, n: int, k: int,
              lookup: Lookup) -> RankedPassages:
@@ -90,6 +100,12 @@ class Recaller:
         kept, fact_scores = self._facts(state, view, q)
         links = self._links(state, view, phrase_vectors)
         timings["seeds"] = time.perf_counter() - clock
+        notes: list[str] = []
+        if self._filter is not None and kept:
+            clock = time.perf_counter()
+            kept, fact_scores, note = self._recognise(query, state, kept, fact_scores, lookup)
+            timings["filter"] = time.perf_counter() - clock
+            notes += [note] if note else []
 
         fact_seeds = fact_seed_weights(
             ((self._fact_vertices(state, row), fact_scores[i]) for i, row in enumerate(kept)),
@@ -102,7 +118,7 @@ class Recaller:
 
         if not seeds:
             ranking = [(state.passages.ids[visible_rows[i]], float(dense[i])) for i in top_indices(dense, ranking_k)]
-            return RankedPassages.fallback("dense", view, query, ranking, dict(ranking), timings)
+            return RankedPassages.fallback("dense", view, query, ranking, dict(ranking), timings, notes, q)
 
         clock = time.perf_counter()
         reset = np.zeros(view.graph.vcount())
@@ -135,9 +151,27 @@ class Recaller:
         timings["readout"] = time.perf_counter() - clock
         strategy: Strategy = "graph" if fact_seeds else "entity_link"
         return RankedPassages(strategy=strategy, view=view, ranking=ranking, dense=dense_by_id, clues=clues,
-                              seeds=seed_list, seed_vertices=seeds, kept_facts=kept, timings=timings)
+                              seeds=seed_list, seed_vertices=seeds, kept_facts=kept, timings=timings, notes=notes,
+                              query_vector=q, fact_scores=fact_scores)
 
     # -- pieces --------------------------------------------------------------------
+
+    def _recognise(self, query: str, state: DerivedState, kept: list[int], scores: list[float],
+                   lookup: Lookup) -> tuple[list[int], list[float], str | None]:
+        """The fact filter's verdict on the retrieved facts. Kept facts keep their retrieval
+        scores. Keeping none leaves the query-entity seeds (else dense retrieval) to carry
+        recall, as HippoRAG 2 falls back; a filter that fails keeps every fact (an outage of
+        the model must not change what recall finds) and says so."""
+        ids = [state.facts.ids[row] for row in kept]
+        texts = lookup.fact_texts(ids)
+        try:
+            chosen = self._filter(query, [texts.get(fid, "") for fid in ids])
+        except Exception as exc:  # any failure of the optional step: recall goes on without it
+            return kept, scores, f"fact filter unavailable ({type(exc).__name__}): facts kept unfiltered"
+        chosen = [i for i in dict.fromkeys(chosen) if isinstance(i, int) and 0 <= i < len(kept)]
+        if not chosen:
+            return [], [], f"the fact filter kept none of the {len(kept)} retrieved facts"
+        return [kept[i] for i in chosen], [scores[i] for i in chosen], None
 
     def _prior(self, query: str, dense: np.ndarray, vertices: np.ndarray, state: DerivedState, spaces: Spaces,
                lookup: Lookup) -> np.ndarray:
