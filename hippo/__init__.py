@@ -2,25 +2,42 @@
 clues and draft hits by Personalized PageRank."""
 
 from hippo.config import Settings
-from hippo.errors import EmbeddingModelError, EmbeddingModelMismatch, HippoError, InvalidInput, NotFound, StoreError
+from hippo.errors import (
+    AccessDenied,
+    AlreadyForgotten,
+    Conflict,
+    EmbeddingModelError,
+    EmbeddingModelMismatch,
+    HippoError,
+    InvalidInput,
+    NotFound,
+    NotForgotten,
+    StoreError,
+)
 from hippo.memory import Memory
 from hippo.models import (
     Clue,
     Document,
     Entity,
     Fact,
+    ForgetResult,
     Hit,
     IndexResult,
+    MemoryItem,
+    MemoryVersion,
     Passage,
     Provenance,
     RecallResult,
+    RememberResult,
+    RestoreResult,
     Seed,
     Stats,
 )
 
 __all__ = [
-    "Clue", "Document", "EmbeddingModelError", "EmbeddingModelMismatch", "Entity", "Fact", "HippoError", "Hit",
-    "IndexResult", "InvalidInput", "Memory", "NotFound", "Passage", "Provenance", "RecallResult", "Seed",
-    "Settings", "Stats", "StoreError",
+    "AccessDenied", "AlreadyForgotten", "Clue", "Conflict", "Document", "EmbeddingModelError",
+    "EmbeddingModelMismatch", "Entity", "Fact", "ForgetResult", "HippoError", "Hit", "IndexResult", "InvalidInput",
+    "Memory", "MemoryItem", "MemoryVersion", "NotForgotten", "NotFound", "Passage", "Provenance", "RecallResult",
+    "RememberResult", "RestoreResult", "Seed", "Settings", "Stats", "StoreError",
 ]
 __version__ = "0.1.0"

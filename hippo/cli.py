@@ -1,4 +1,4 @@
-"""The ``hippo`` command: index, recall, retrieve, stats, demo."""
+"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, demo."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import json
 import os
 import runpy
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from packages, never the network
 
@@ -26,6 +26,7 @@ err = Console(stderr=True)
 
 StoreOption = Annotated[str | None, typer.Option("--store", "-s", help="SQLite path, :memory: or neo4j:// URL "
                                                                         "[env HIPPO_STORE, default hippo.db]")]
+T = TypeVar("T")
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
 
 
@@ -42,6 +43,15 @@ def _memory(store: str | None) -> Iterator[Any]:
         memory = Memory.open(store)
     with memory:
         yield memory
+
+
+def _with_memory(store: str | None, work: Callable[[Any], T]) -> T:
+    """Run ``work`` on the opened memory; a HippoError becomes one line and exit code 2."""
+    try:
+        with _memory(store) as memory:
+            return work(memory)
+    except HippoError as exc:
+        raise _fail(str(exc)) from None
 
 
 def _read_documents(path: Path) -> list[Any]:
@@ -141,11 +151,7 @@ def recall(
     as_json: JsonOption = False,
 ) -> None:
     """Clues and draft hits for a question, ranked by Personalized PageRank."""
-    try:
-        with _memory(store) as memory:
-            result = memory.recall(question, n=n, k=k, token_budget=budget, spaces=space)
-    except HippoError as exc:
-        raise _fail(str(exc)) from None
+    result = _with_memory(store, lambda memory: memory.recall(question, n=n, k=k, token_budget=budget, spaces=space))
     if as_json:
         out.print_json(result.model_dump_json(by_alias=True))
     else:
@@ -161,11 +167,7 @@ def retrieve(
     as_json: JsonOption = False,
 ) -> None:
     """Plain retrieval without the graph (the baselines)."""
-    try:
-        with _memory(store) as memory:
-            hits = memory.retrieve(question, k=k, mode=mode)
-    except HippoError as exc:
-        raise _fail(str(exc)) from None
+    hits = _with_memory(store, lambda memory: memory.retrieve(question, k=k, mode=mode))
     if as_json:
         out.print_json(json.dumps([h.model_dump(by_alias=True) for h in hits]))
         return
@@ -173,14 +175,75 @@ def retrieve(
         out.print(f"{rank}. [{hit.score:.4f}] [bold]{hit.title}[/bold] {hit.text[:100]}")
 
 
+def _print_model(result: Any) -> None:
+    out.print_json(result.model_dump_json(by_alias=True))
+
+
+@app.command()
+def remember(
+    text: Annotated[str, typer.Argument(help="the fact, preference or decision (at most 8 KiB)")],
+    store: StoreOption = None,
+    custom_id: Annotated[str | None, typer.Option(
+        "--id", help="idempotency key: same key, new text = new version")] = None,
+    label: Annotated[str | None, typer.Option(help="a short label [default: the first line]")] = None,
+    space: Annotated[str, typer.Option(help="space the memory belongs to")] = "org",
+    create: Annotated[bool, typer.Option("--create", help="store an exact duplicate instead of reusing it")] = False,
+) -> None:
+    """Remember one small text, searchable the moment the command returns."""
+    def work(memory: Any) -> Any:
+        result = memory.remember(text, custom_id=custom_id, label=label, space=space,
+                                 on_near_duplicate="create" if create else "reuse")
+        if not result.embedded:
+            memory.wait_embedded(timeout=120)  # this process is about to exit: finish the vectors
+        return result
+
+    _print_model(_with_memory(store, work))
+
+
+@app.command()
+def forget(
+    uid: Annotated[str | None, typer.Argument(help="uid of a memory, document or passage")] = None,
+    store: StoreOption = None,
+    custom_id: Annotated[str | None, typer.Option("--id", help="the memory's custom id instead of its uid")] = None,
+    space: Annotated[str, typer.Option(help="space of --id")] = "org",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="list what would be forgotten; change nothing")] = False,
+    reason: Annotated[str | None, typer.Option(help="why (kept with the tombstone)")] = None,
+) -> None:
+    """Forget reversibly (a tombstone); prints what it touched and how to undo it."""
+    _print_model(_with_memory(store, lambda memory: memory.forget(uid, custom_id=custom_id, space=space,
+                                                                  dry_run=dry_run, reason=reason)))
+
+
+@app.command()
+def restore(uid: Annotated[str, typer.Argument()], store: StoreOption = None) -> None:
+    """Bring back what a forget took out."""
+    _print_model(_with_memory(store, lambda memory: memory.restore(uid)))
+
+
+@app.command()
+def history(
+    custom_id: Annotated[str, typer.Argument(metavar="KEY", help="the memory's custom id (or a uid with --uid)")],
+    store: StoreOption = None,
+    space: Annotated[str, typer.Option(help="space of the memory")] = "org",
+    by_uid: Annotated[bool, typer.Option("--uid", help="KEY is a uid (memory or document)")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Every version of a memory, oldest first."""
+    versions = _with_memory(store, lambda memory: memory.history(uid=custom_id) if by_uid
+                            else memory.history(custom_id, space=space))
+    if as_json:
+        out.print_json(json.dumps([v.model_dump(mode="json", by_alias=True) for v in versions]))
+        return
+    for v in versions:
+        when = v.created_at.isoformat(timespec="seconds") if v.created_at else "?"
+        out.print(f"v{v.version} [{v.state}] {when}  {v.text}", highlight=False, markup=False)
+
+
 @app.command()
 def stats(store: StoreOption = None, as_json: JsonOption = False) -> None:
     """Counts of what the memory holds."""
-    try:
-        with _memory(store) as memory:
-            counts = {**memory.stats().model_dump(), **{f"graph_{k}": v for k, v in memory.graph_stats().items()}}
-    except HippoError as exc:
-        raise _fail(str(exc)) from None
+    counts = _with_memory(store, lambda memory: {
+        **memory.stats().model_dump(), **{f"graph_{k}": v for k, v in memory.graph_stats().items()}})
     if as_json:
         out.print_json(json.dumps(counts))
         return
@@ -220,6 +283,81 @@ def demo(
     graph = sum(s[0] for s in scores) / len(scores)
     dense = sum(s[1] for s in scores) / len(scores)
     out.print(f"Recall@5 over all {len(scores)} sample questions: graph {graph:.1%}, dense {dense:.1%}")
+
+
+@app.command()
+def serve(
+    stdio: Annotated[bool, typer.Option("--stdio", help="serve newline-delimited JSON-RPC on stdin/stdout")] = False,
+    http: Annotated[str | None, typer.Option("--http", metavar="HOST:PORT", help="serve HTTP at /rcp")] = None,
+    store: StoreOption = None,
+) -> None:
+    """Serve the memory over the Retrieval Context Protocol (RCP/1, JSON-RPC 2.0)."""
+    if stdio == (http is not None):
+        raise _fail("give exactly one of --stdio or --http HOST:PORT")
+    host, _, port = (http or "").rpartition(":")
+    if http is not None and (not host or not port.isdigit() or not 0 < int(port) < 65536):
+        raise _fail(f"--http: expected HOST:PORT, got {http!r}")
+    try:
+        from hippo.server import open_service
+        from hippo.server import stdio as stdio_transport
+
+        frames = stdio_transport.protocol_stdout() if stdio else None  # stdout is protocol-only from here
+        service = open_service(store)
+    except HippoError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        if frames is not None:
+            stdio_transport.serve(service, sys.stdin.buffer, frames)
+        else:
+            from hippo.server.http import serve as serve_http
+
+            err.print(f"hippo RCP server on http://{host}:{port}/rcp (store {service.memory.store.url})")
+            serve_http(service, host, int(port))
+    finally:
+        service.close()
+
+
+@app.command()
+def mcp(
+    store: StoreOption = None,
+    user: Annotated[str | None, typer.Option(help="stdio: the user the tools act for [or env HIPPO_API_KEY]")] = None,
+    group: Annotated[list[str] | None, typer.Option(help="stdio: a group of the user (repeat)")] = None,
+    admin: Annotated[bool, typer.Option("--admin", help="stdio: the user is an admin")] = False,
+    http: Annotated[str | None, typer.Option("--http", metavar="HOST:PORT",
+                                             help="serve streamable HTTP at /mcp; callers send API keys")] = None,
+    api_keys: Annotated[Path | None, typer.Option(help="TOML/JSON API key file [env HIPPO_API_KEYS]")] = None,
+) -> None:
+    """Serve per-user memory tools over MCP: stdio (acting for --user) or streamable HTTP (API keys)."""
+    host, _, port = (http or "").rpartition(":")
+    if http is not None and (not host or not port.isdigit() or not 0 < int(port) < 65536):
+        raise _fail(f"--http: expected HOST:PORT, got {http!r}")
+    try:
+        from hippo.access import KeyRing, derive_principal
+        from hippo.config import Settings
+        from hippo.mcp_server import build_server, http_app
+
+        settings = Settings(**({"api_keys": str(api_keys)} if api_keys else {}))
+        with _memory(store) as memory:
+            keys = KeyRing.from_settings(settings, store=memory.store)
+            if http is not None:
+                import uvicorn
+
+                err.print(f"hippo MCP server on http://{host}:{port}/mcp (store {memory.store.url})")
+                uvicorn.run(http_app(memory, keys), host=host, port=int(port), log_level="warning")
+                return
+            key = os.environ.get("HIPPO_API_KEY")
+            if user:
+                scopes = ["read", "write", "forget", *(["admin"] if admin else [])]
+                principal = derive_principal(user, groups=group or [], scopes=scopes, grants=keys.grants)
+            elif key:
+                principal = keys.principal_for_key(key)
+                if principal is None:
+                    raise _fail("HIPPO_API_KEY is not a known API key")
+            else:
+                raise _fail("stdio needs the user the tools act for: --user NAME (or HIPPO_API_KEY)")
+            build_server(memory, principal=principal).run("stdio")
+    except HippoError as exc:
+        raise _fail(str(exc)) from None
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

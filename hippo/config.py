@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
@@ -43,3 +43,37 @@ class Settings(BaseSettings):
     damping: float = Field(0.5, gt=0.0, lt=1.0)
     passage_readout: PassageReadout = "passage"
     readout_blend: float = Field(0.5, ge=0.0, le=1.0, description="share of the passage-node reading")
+
+    # Small-text memory (remember / forget).
+    remember_embed_timeout: float = Field(3.0, gt=0.0, le=600.0,
+                                          description="seconds remember waits for its embedding")
+    near_duplicate_threshold: float = Field(0.9, ge=0.0, le=1.0,
+                                            description="cosine above which memories are listed as near duplicates")
+
+    # LLM (optional): any OpenAI-compatible endpoint. Without ``llm_model`` hippo stays offline.
+    llm_model: str | None = Field(None, description="e.g. gpt-4o-mini, a vLLM or Ollama model name")
+    llm_base_url: str | None = Field(None, description="e.g. http://127.0.0.1:8000/v1; unset: OPENAI_BASE_URL")
+    llm_api_key: SecretStr | None = Field(None, description="unset: OPENAI_API_KEY; local servers need none")
+    llm_timeout: float = Field(60.0, gt=0.0, le=3600.0, description="seconds per request")
+    llm_concurrency: int = Field(4, ge=1, le=64, description="requests in flight at once")
+    llm_max_retries: int = Field(4, ge=0, le=20, description="retries on 429, 5xx, timeouts")
+    llm_json_mode: Literal["auto", "schema", "object", "off"] = Field(
+        "auto", description="response_format: json_schema, json_object or none; auto steps down on refusal")
+    llm_max_tokens: int = Field(2048, ge=16, le=131072, description="completion tokens per call")
+    llm_extract: bool = Field(True, description="with llm_model: OpenIE by the LLM (spaCy otherwise)")
+    llm_filter: bool = Field(True, description="with llm_model: the recognition filter on retrieved facts")
+
+    # Clue expansion (MemoRAG-style), ``recall(expand=True)``.
+    clue_expand: bool = Field(False, description="expand clues on every recall")
+    clue_passages: int = Field(3, ge=1, le=50, description="passages each clue retrieves")
+    clue_min_similarity: float = Field(0.3, ge=-1.0, le=1.0, description="a clue's best passage must reach it")
+    clue_ground_similarity: float = Field(0.8, ge=0.0, le=1.0,
+                                          description="a named phrase this close to a graph entity is grounded")
+    clue_ungrounded: Literal["mark", "drop"] = Field("mark", description="ungrounded clues: kept unused, or dropped")
+    clue_passage_share: float = Field(0.4, ge=0.0, le=1.0, description="share of hit slots clue passages may take")
+
+    # Access control and the user-context block (hippo.access, hippo.memory.context).
+    api_keys: str | None = Field(None, description="TOML or JSON file of API keys (sha256 hashes) and grants")
+    require_api_key: bool = Field(False, description="servers refuse callers without a key (implied by api_keys)")
+    context_budget_tokens: int = Field(600, ge=50, le=20_000, description="user-context block size")
+    context_slot_tokens: int = Field(200, ge=20, le=20_000, description="cap on one slot of the block")

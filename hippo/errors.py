@@ -35,3 +35,31 @@ class NotFound(HippoError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else "not found"
+
+
+class Conflict(HippoError):
+    """Another writer changed the record between our read and our write (retry)."""
+
+
+class AlreadyForgotten(HippoError):
+    """``forget`` of something already forgotten: nothing changed."""
+
+    code = "already_forgotten"
+
+
+class NotForgotten(HippoError):
+    """``restore`` of something that is live: nothing changed."""
+
+    code = "not_forgotten"
+
+
+class AccessDenied(HippoError, PermissionError):
+    """The caller lacks a right on a space. Names the space and the missing right; nothing changed."""
+
+    code = "access_denied"
+
+    def __init__(self, space: str, right: str, *, who: str | None = None) -> None:
+        self.space = space
+        self.right = right
+        who_part = f"{who!r} " if who else ""
+        super().__init__(f"access denied: principal {who_part}may not {right} space {space!r}")

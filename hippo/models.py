@@ -36,13 +36,25 @@ class Document(_Model):
 # --- what the store keeps -----------------------------------------------------
 
 
+DocumentKind = Literal["document", "memory"]
+
+
 class DocumentRecord(_Model):
+    """A stored document or remembered memory: the unit of versions and of forgetting.
+
+    ``version`` is the version of its live passages; older versions' passages
+    stay stored, retired (their history). ``forgotten_at`` marks a tombstone.
+    """
+
     id: str
     title: str = ""
     source: str | None = None
     space: str = DEFAULT_SPACE
     version: int = 1
     meta: dict[str, Any] = Field(default_factory=dict)
+    kind: DocumentKind = "document"
+    forgotten_at: datetime | None = None
+    forgotten_reason: str | None = None
 
 
 class Passage(_Model):
@@ -54,6 +66,9 @@ class Passage(_Model):
     space: str = DEFAULT_SPACE
     version: int = 1
     forgotten_at: datetime | None = None
+    forgotten_reason: str | None = None
+    """Why it left the live graph: ``superseded`` by a newer version, ``forgotten``, or the caller's reason."""
+    created_at: datetime | None = None
 
     @property
     def embed_text(self) -> str:
@@ -123,7 +138,11 @@ class Clue(_Model):
     query: str | None = None
     seed_ids: list[str] = Field(default_factory=list)
     weight: float | None = None
-    kind: Literal["fact", "entity", "query"] = "fact"
+    kind: Literal["fact", "entity", "query", "neighbour", "question", "span"] = "fact"
+    grounded: bool | None = None
+    """Every entity the clue names is a visible graph node (True), one is not (False), or unchecked (None)."""
+    passage_ids: list[str] = Field(default_factory=list)
+    """With clue expansion: the passages this clue retrieved, logged whether or not they reached the hits."""
 
 
 class Provenance(_Model):
@@ -156,8 +175,10 @@ class RecallResult(_Model):
 
 class IndexResult(_Model):
     documents: int = 0
+    documents_updated: int = 0  # stored ids whose text changed: a new version
     passages_added: int = 0
     passages_unchanged: int = 0
+    passages_retired: int = 0  # live passages of replaced versions
     entities_added: int = 0
     facts_added: int = 0
     mentions_added: int = 0
@@ -165,6 +186,86 @@ class IndexResult(_Model):
     vectors_encoded: int = 0
     revision: int = 0
     timings: dict[str, float] = Field(default_factory=dict)
+    usage: dict[str, Any] | None = None
+    """LLM extraction only: calls and tokens per stage, cache hits, passages that fell back to spaCy."""
+
+
+# --- small-text memory and the lifecycle (remember / forget / restore) ---------------
+
+
+class NearDuplicate(_Model):
+    """A live memory whose meaning is close to a new one: listed, never acted on."""
+
+    uid: str
+    label: str
+    similarity: float
+
+
+class RememberResult(_Model):
+    uid: str
+    custom_id: str | None = None
+    action: Literal["inserted", "updated", "unchanged", "reused"]
+    label: str
+    version: int
+    space: str
+    embedded: bool
+    searchable: dict[str, bool]  # {"bm25": ..., "vector": ...} when the call returned
+    near_duplicates: list[NearDuplicate] = Field(default_factory=list)
+    instructions: str | None = None  # the space's remember instructions, for the agent writing memories
+
+
+class ForgottenFact(_Model):
+    id: str
+    text: str
+
+
+class ForgottenEntity(_Model):
+    id: str
+    name: str
+
+
+class ForgetResult(_Model):
+    """What a forget touched (or, with ``dry_run``, would touch), and how to undo it."""
+
+    uid: str
+    kind: Literal["document", "memory", "passage"]
+    dry_run: bool
+    reason: str | None = None
+    passages: list[str] = Field(default_factory=list)
+    facts: list[ForgottenFact] = Field(default_factory=list)
+    entities: list[ForgottenEntity] = Field(default_factory=list)  # those losing their last live passage
+    edges: dict[str, int] = Field(default_factory=dict)  # edges leaving the walk, by kind
+    undo: dict[str, str] = Field(default_factory=dict)
+
+
+class RestoreResult(_Model):
+    uid: str
+    passages: list[str]
+    entities: int = 0  # entities back in the live graph
+
+
+class MemoryVersion(_Model):
+    version: int
+    text: str
+    state: Literal["live", "superseded", "forgotten"]
+    created_at: datetime | None = None
+    retired_at: datetime | None = None
+
+
+class MemoryItem(_Model):
+    """A remembered memory as listed: its live text and what the caller gave with it."""
+
+    uid: str
+    custom_id: str | None = None
+    label: str
+    text: str
+    space: str
+    version: int
+    created_at: datetime | None = None
+    props: dict[str, Any] = Field(default_factory=dict)
+    confidence: float | None = None
+    salience: float | None = None
+    agent_id: str | None = None
 
 
 class Stats(_Model):
@@ -177,3 +278,31 @@ class Stats(_Model):
     revision: int
     embedding_model: str | None
     store: str
+
+
+# --- what a steered graph walk returns (the RCP ``graph`` method) ------------------
+
+
+class GraphNode(_Model):
+    """An entity or passage near the seeds, scored by the PPR mass flowing from them."""
+
+    id: str
+    kind: Literal["entity", "passage"]
+    name: str = ""
+    score: float = 0.0
+    seed: bool = False
+
+
+class GraphEdge(_Model):
+    """Edges of one kind between two nodes, weights summed (``src < dst`` by vertex)."""
+
+    src: str
+    dst: str
+    kind: Literal["relation", "mention", "synonym"]
+    weight: float
+
+
+class Neighborhood(_Model):
+    seeds: list[str] = Field(default_factory=list)
+    nodes: list[GraphNode] = Field(default_factory=list)
+    edges: list[GraphEdge] = Field(default_factory=list)

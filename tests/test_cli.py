@@ -85,3 +85,31 @@ def test_demo_runs_offline_on_the_sample_corpus(tmp_path):
     done = hippo("demo", "--questions", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Recall@5 over all 18 sample questions" in done.stdout
+
+
+def test_remember_history_forget_restore(tmp_path):
+    store = str(tmp_path / "notes.db")
+    first = hippo("remember", "Ann prefers green tea.", "--id", "ann-drink", "--store", store)
+    assert first.returncode == 0, first.stderr
+    inserted = json.loads(first.stdout)
+    assert inserted["action"] == "inserted" and inserted["searchable"] == {"bm25": True, "vector": True}
+    second = json.loads(hippo("remember", "Ann switched to black coffee.", "--id", "ann-drink", "--store",
+                              store).stdout)
+    assert (second["action"], second["version"], second["uid"]) == ("updated", 2, inserted["uid"])
+    lines = hippo("history", "ann-drink", "--store", store).stdout.splitlines()
+    assert lines[0].startswith("v1 [superseded]") and "green tea" in lines[0]
+    assert lines[1].startswith("v2 [live]") and "black coffee" in lines[1]
+
+    preview = json.loads(hippo("forget", "--id", "ann-drink", "--dry-run", "--store", store).stdout)
+    assert preview["dryRun"] is True and preview["facts"] and preview["undo"]["uid"] == inserted["uid"]
+    assert "black coffee" in hippo("retrieve", "black coffee", "--store", store, "--mode", "bm25").stdout
+    done = json.loads(hippo("forget", "--id", "ann-drink", "--store", store).stdout)
+    assert done["passages"] == preview["passages"]
+    assert "black coffee" not in hippo("retrieve", "black coffee", "--store", store, "--mode", "bm25").stdout
+    twice = hippo("forget", "--id", "ann-drink", "--store", store)
+    assert twice.returncode == 2 and "already forgotten" in twice.stderr
+    back = hippo("restore", inserted["uid"], "--store", store)
+    assert back.returncode == 0 and json.loads(back.stdout)["passages"] == done["passages"]
+    assert "black coffee" in hippo("retrieve", "black coffee", "--store", store, "--mode", "bm25").stdout
+    too_long = hippo("remember", "x" * 9000, "--store", store)
+    assert too_long.returncode == 2 and "text" in too_long.stderr and "8192" in too_long.stderr

@@ -4,22 +4,46 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from hippo.config import Settings
 from hippo.embed import Embedder, SentenceEmbedder
-from hippo.errors import InvalidInput
+from hippo.errors import Conflict, InvalidInput
 from hippo.extract import Extractor, SpacyExtractor
+from hippo.extract.llm import usage_meter
+from hippo.llm.parts import llm_parts
+from hippo.memory import lifecycle
+from hippo.memory.clues import ClueExpander
+from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
+from hippo.memory.guard import StateGuard
 from hippo.memory.hits import assemble_hits
 from hippo.memory.indexing import Progress, prepare, validate_documents
-from hippo.memory.recall import Recaller, RankedPassages
+from hippo.memory.lifecycle import WRITE_ATTEMPTS, NearDuplicatePolicy
+from hippo.memory.names import visible_names
+from hippo.memory.recall import RankedPassages, Recaller
 from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
 from hippo.memory.state import DerivedState
-from hippo.models import Document, Hit, IndexResult, Provenance, RecallResult, Stats
-from hippo.store import Store, open_store
+from hippo.models import (
+    Document,
+    Entity,
+    Fact,
+    ForgetResult,
+    Hit,
+    IndexResult,
+    MemoryItem,
+    MemoryVersion,
+    Passage,
+    Provenance,
+    RecallResult,
+    RememberResult,
+    RestoreResult,
+    Stats,
+)
+from hippo.store import Store, WriteBatch, open_store
 
 MAX_QUERY_CHARS = 4_000
 MAX_K = 1_000
@@ -60,17 +84,20 @@ def _batch_progress(progress: Progress, number: int, batches: int, size: int, do
 
 
 class _StoreLookup:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, state: DerivedState, spaces: frozenset[str] | None) -> None:
         self._store = store
+        self._state = state
+        self._spaces = spaces
 
     def entity_names(self, ids: list[str]) -> dict[str, str]:
-        return {e.id: e.name for e in self._store.entities(ids)}
+        projection = self._state.projection
+        return visible_names(self._store, projection, projection.view(self._spaces), ids)
 
     def fact_texts(self, ids: list[str]) -> dict[str, str]:
         return {f.id: f.text for f in self._store.facts(ids)}
 
     def keyword_scores(self, query: str, limit: int, spaces: frozenset[str] | None) -> dict[str, float]:
-        return dict(self._store.keyword_search(query, limit, spaces))
+        return dict(keyword_ranking(self._state, query, spaces, limit))
 
 
 class Memory:
@@ -88,11 +115,20 @@ class Memory:
         self.embedder = embedder or SentenceEmbedder(self.settings.embedding_model,
                                                      batch_size=self.settings.embedding_batch_size)
         self._query_parser = SpacyExtractor()
-        self.extractor = extractor or self._query_parser
+        # Without settings.llm_model every part is None and openai is never imported.
+        self.llm = llm_parts(self.settings, store=store, fallback=self._query_parser)
+        self.extractor = extractor or self.llm.extractor or self._query_parser
         self.store.bind_embedding_model(self.embedder.name, self.embedder.dim)
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # one writer at a time
+        self._guard = StateGuard()  # readers vs the in-place update that follows a write
         self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
-        self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases)
+        self._encoder = BoundedEncoder(self.embedder.encode, self.settings.remember_embed_timeout)
+        self._background = BackgroundEmbedder(lambda: lifecycle.embed_pending(self))
+        if self._state.unembedded:  # left by an earlier process whose embedding timed out
+            self._background.wake()
+        self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases,
+                                  fact_filter=self.llm.fact_filter)
+        self._expander = ClueExpander(self.settings, self.embedder.encode, writer=self.llm.clue_writer)
 
     @classmethod
     def open(cls, store: str | Store | None = None, *, settings: Settings | None = None,
@@ -117,16 +153,63 @@ class Memory:
         self.close()
 
     def close(self) -> None:
+        self._background.close()
+        self._encoder.close()
+        self.llm.close()
         self.store.close()
 
     # -- state ---------------------------------------------------------------------
 
     def _current(self) -> DerivedState:
-        """The derived indexes, reloaded if another process moved the store's revision."""
+        """The derived indexes, reloaded if another process moved the store's revision.
+
+        Inside a read section the state is the section's: no reload, no lock
+        (a writer holding the lock may be waiting for this very reader).
+        """
+        if self._guard.reading:
+            return self._state
         with self._lock:
             if self.store.revision() != self._state.revision:
                 self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
             return self._state
+
+    @contextmanager
+    def reading(self) -> Iterator[DerivedState]:
+        """The derived state, consistent for the whole block: writes that update it wait.
+
+        Everything that reads the projection or the vector and keyword indexes
+        (recall, retrieve, graph walks) runs inside one.
+        """
+        if not self._guard.reading:
+            self._current()
+        with self._guard.read():
+            yield self._state
+
+    def _commit(self, batch: WriteBatch, vectors: dict[str, np.ndarray], state: DerivedState,
+                late: list[Passage | Entity | Fact] | None = None) -> int:
+        """Write one batch and make the derived indexes follow it; returns the revision.
+
+        ``state`` is the one the batch was planned on. When another process
+        wrote in between (the revision moved by more than this write), or the
+        write revived passages this state never held, the indexes reload.
+        """
+        with self._lock:
+            revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
+            if revision == state.revision:
+                return revision
+            with self._guard.write():
+                followed = revision == state.revision + 1 and state is self._state
+                if followed and late is not None:
+                    state.apply_late_vectors(late, vectors, [(s.a, s.b, s.score) for s in batch.synonyms],
+                                             revision)
+                elif followed:
+                    followed = state.apply(batch, vectors, revision)
+            if not followed:
+                self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
+            return revision
+
+    def _bounded_encode(self, texts: list[str]) -> np.ndarray:
+        return self._encoder(texts)
 
     # -- writing -------------------------------------------------------------------
 
@@ -146,34 +229,40 @@ class Memory:
         batches = [docs[start : start + size] for start in range(0, len(docs), size)] or [[]]
         total = IndexResult(documents=len(docs))
         timings: dict[str, float] = {}
+        llm_usage = usage_meter(extractor or self.extractor)
         for number, batch in enumerate(batches):
             report = None if progress is None else _batch_progress(progress, number, len(batches), size, len(docs))
             result = self._index_batch(batch, extractor or self.extractor, report)
-            for field in ("passages_added", "passages_unchanged", "entities_added", "facts_added",
-                          "mentions_added", "synonyms_added", "vectors_encoded"):
+            for field in ("documents_updated", "passages_added", "passages_unchanged", "passages_retired",
+                          "entities_added", "facts_added", "mentions_added", "synonyms_added", "vectors_encoded"):
                 setattr(total, field, getattr(total, field) + getattr(result, field))
             for stage, seconds in result.timings.items():
                 timings[stage] = timings.get(stage, 0.0) + seconds
             total.revision = result.revision
         total.timings = {stage: round(seconds, 4) for stage, seconds in timings.items()}
+        total.usage = llm_usage()
         return total
 
     def _index_batch(self, docs: list[Document], extractor: Extractor, progress: Progress | None) -> IndexResult:
         with self._lock:
-            state = self._current()
-            prepared = prepare(docs, store=self.store, state=state, embedder=self.embedder, extractor=extractor,
-                               settings=self.settings, progress=progress)
-            clock = time.perf_counter()
-            batch = prepared.batch
-            revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
-            prepared.timings["store"] = time.perf_counter() - clock
-            clock = time.perf_counter()
-            if revision != state.revision:
-                state.apply(batch, prepared.vectors, revision)
-            prepared.timings["graph"] += time.perf_counter() - clock
+            for attempt in range(WRITE_ATTEMPTS):
+                state = self._current()
+                prepared = prepare(docs, store=self.store, state=state, embedder=self.embedder, extractor=extractor,
+                                   settings=self.settings, progress=progress)
+                clock = time.perf_counter()
+                batch = prepared.batch
+                try:
+                    revision = self._commit(batch, prepared.vectors, state)
+                except Conflict:  # another process versioned one of these documents: plan again
+                    if attempt == WRITE_ATTEMPTS - 1:
+                        raise
+                    continue
+                prepared.timings["store"] = time.perf_counter() - clock
+                break
         return IndexResult(
-            documents=len(docs), passages_added=len(batch.passages),
-            passages_unchanged=prepared.passages_unchanged, entities_added=len(batch.entities),
+            documents=len(docs), documents_updated=prepared.documents_updated, passages_added=len(batch.passages),
+            passages_unchanged=prepared.passages_unchanged, passages_retired=len(batch.retire),
+            entities_added=len(batch.entities),
             facts_added=len(batch.facts), mentions_added=len(batch.mentions),
             synonyms_added=len(batch.synonyms), vectors_encoded=prepared.vectors_encoded, revision=revision,
             timings=prepared.timings,
@@ -182,11 +271,13 @@ class Memory:
     # -- reading -------------------------------------------------------------------
 
     def recall(self, query: str, *, n: int = 5, k: int = 10, token_budget: int | None = None,
-               spaces: Iterable[str] | None = None) -> RecallResult:
+               spaces: Iterable[str] | None = None, expand: bool | None = None) -> RecallResult:
         """Clues (seed ids and surrogate queries) and draft hits ranked by PPR mass.
 
         ``n`` caps clues, ``k`` caps hits, ``token_budget`` caps the hits' text
         after dedup. ``spaces`` are the spaces the caller may read (all by default).
+        ``expand`` (default ``settings.clue_expand``) adds checked MemoRAG-style
+        clues and lets the passages they find share the hits (``hippo.memory.clues``).
         """
         query = _check_query(query)
         _check_count("n", n)
@@ -194,13 +285,17 @@ class Memory:
         if token_budget is not None:
             _check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
         clock = time.perf_counter()
-        state = self._current()
-        ranked = self._recaller.rank(query, state, _spaces(spaces), n=n, k=k, lookup=_StoreLookup(self.store))
-        hits = self._hits(ranked, state, k, token_budget)
+        with self.reading() as state:
+            lookup = _StoreLookup(self.store, state, _spaces(spaces))
+            ranked = self._recaller.rank(query, state, _spaces(spaces), n=n, k=k, lookup=lookup)
+            if self.settings.clue_expand if expand is None else expand:
+                ranked = self._expander.expand(query, ranked, state, n=n, lookup=lookup)
+            hits = self._hits(ranked, state, k, token_budget)
         ranked.timings["total"] = time.perf_counter() - clock
+        note = "; ".join(x for x in (_NOTES.get(ranked.strategy), *ranked.notes) if x) or None
         return RecallResult(
             query=query, strategy=ranked.strategy, clues=ranked.clues, hits=hits, seeds=ranked.seeds,
-            note=_NOTES.get(ranked.strategy), timings={key: round(v, 5) for key, v in ranked.timings.items()},
+            note=note, timings={key: round(v, 5) for key, v in ranked.timings.items()},
         )
 
     def _hits(self, ranked: RankedPassages, state: DerivedState, k: int, token_budget: int | None) -> list[Hit]:
@@ -236,10 +331,11 @@ class Memory:
             _check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
         if mode not in ("dense", "bm25", "hybrid"):
             raise InvalidInput("mode", f"must be dense, bm25 or hybrid, got {mode!r}")
-        state, readable = self._current(), _spaces(spaces)
-        pool = max(k * 4, 50)
-        dense = dense_ranking(state, self.embedder.encode([query])[0], readable, pool) if mode != "bm25" else []
-        sparse = keyword_ranking(self.store, query, readable, pool) if mode != "dense" else []
+        readable, pool = _spaces(spaces), max(k * 4, 50)
+        q = self.embedder.encode([query])[0] if mode != "bm25" else None
+        with self.reading() as state:
+            dense = dense_ranking(state, q, readable, pool) if q is not None else []
+            sparse = keyword_ranking(state, query, readable, pool) if mode != "dense" else []
         ranking = {"dense": dense, "bm25": sparse}.get(mode) or reciprocal_rank_fusion(dense, sparse)
         passages = {p.id: p for p in self.store.passages(pid for pid, _ in ranking)}
         dense_by_id, sparse_by_id = dict(dense), dict(sparse)
@@ -250,6 +346,69 @@ class Memory:
 
         return assemble_hits(ranking, passages, k=k, token_budget=token_budget, stage_scores=stage_scores)
 
+    # -- small-text memory and the lifecycle -------------------------------------------
+
+    def remember(self, text: str, *, custom_id: str | None = None, label: str | None = None, space: str = "org",
+                 on_near_duplicate: NearDuplicatePolicy = "reuse", props: dict[str, Any] | None = None,
+                 confidence: float | None = None, salience: float | None = None,
+                 agent_id: str | None = None) -> RememberResult:
+        """Store one fact, preference or decision, searchable by keyword and in the graph on return.
+
+        ``custom_id`` is the idempotency key: the same key with a new text is a
+        new version of the same memory (history kept), the same text is
+        ``unchanged``. Without it, the same text again is ``reused`` unless
+        ``on_near_duplicate="create"``. The embedding waits at most
+        ``settings.remember_embed_timeout`` seconds; after that the memory is
+        written with ``embedded: false`` and embedded in the background.
+        """
+        return lifecycle.remember(self, text, custom_id=custom_id, label=label, space=space,
+                                  on_near_duplicate=on_near_duplicate, props=props, confidence=confidence,
+                                  salience=salience, agent_id=agent_id)
+
+    def forget(self, uid: str | None = None, *, custom_id: str | None = None, space: str = "org",
+               dry_run: bool = False, cascade: bool = True, reason: str | None = None) -> ForgetResult:
+        """Tombstone a memory, document or passage, and all derived from it; reversible by ``restore``.
+
+        The result (or, with ``dry_run``, the preview) lists the passages,
+        facts, entities that lose their last live passage, and edges it takes
+        out. ``cascade=False`` refuses when derived facts or entities would go.
+        """
+        return lifecycle.forget(self, uid, custom_id=custom_id, space=space, dry_run=dry_run, cascade=cascade,
+                                reason=reason)
+
+    def restore(self, uid: str) -> RestoreResult:
+        """Bring back what a ``forget`` of ``uid`` took out."""
+        return lifecycle.restore(self, uid)
+
+    def history(self, custom_id: str | None = None, *, uid: str | None = None,
+                space: str = "org") -> list[MemoryVersion]:
+        """Every version of a memory or document, oldest first."""
+        return lifecycle.history(self, custom_id, uid=uid, space=space)
+
+    def memories(self, *, spaces: Iterable[str] | None = None, live: bool = True,
+                 limit: int = 1000) -> list[MemoryItem]:
+        """Remembered memories in ``spaces`` (all by default), newest first."""
+        _check_count("limit", limit, high=100_000)
+        return lifecycle.memories(self, spaces=_spaces(spaces), live=live, limit=limit)
+
+    def delete_documents(self, ids: list[str], *, reason: str | None = None) -> int:
+        """Tombstone documents by id (with all derived from them); returns how many were live."""
+        return lifecycle.delete_documents(self, ids, reason=reason)
+
+    def set_remember_instructions(self, text: str, space: str = "org") -> None:
+        """What an agent should remember in ``space`` (at most 4 KiB); an empty text clears it."""
+        lifecycle.set_instructions(self, text, space)
+
+    def get_remember_instructions(self, space: str = "org") -> str | None:
+        return lifecycle.get_instructions(self, space)
+
+    def wait_embedded(self, timeout: float = 30.0) -> bool:
+        """Block until the background embedding has nothing left (True) or ``timeout`` passes."""
+        if not self._current().unembedded:
+            return True
+        self._background.wake()
+        return self._background.idle.wait(timeout) and not self._current().unembedded
+
     def stats(self) -> Stats:
         counts = self.store.counts()
         model = self.store.embedding_model()
@@ -258,10 +417,11 @@ class Memory:
 
     def graph_stats(self) -> dict[str, int]:
         """Vertex and edge counts of the in-process projection, by kind."""
-        projection = self._current().projection
-        return {"vertices": projection.graph.vcount(), "passages": projection.passage_total,
-                "entities": projection.graph.vcount() - projection.passage_total,
-                **{f"{kind}_edges": count for kind, count in projection.edge_counts().items()}}
+        with self.reading() as state:
+            projection = state.projection
+            return {"vertices": projection.graph.vcount(), "passages": projection.passage_total,
+                    "entities": projection.graph.vcount() - projection.passage_total,
+                    **{f"{kind}_edges": count for kind, count in projection.edge_counts().items()}}
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.encode(texts)
