@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -27,6 +27,23 @@ def top_indices(values: np.ndarray, k: int) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     head = np.argpartition(-values, k - 1)[:k] if k < values.size else np.arange(values.size)
     return head[np.argsort(-values[head], kind="stable")]
+
+
+def top_distinct(values: np.ndarray, keys: Sequence[str], k: int, depth: int) -> list[int]:
+    """Indices of the ``k`` best values whose key was not seen before, best first.
+
+    Identical texts (the same triple read from several passages) count once;
+    only the ``depth`` best values are looked at.
+    """
+    chosen: list[int] = []
+    seen: set[str] = set()
+    for i in top_indices(values, depth):
+        if keys[i] not in seen:
+            seen.add(keys[i])
+            chosen.append(int(i))
+            if len(chosen) == k:
+                break
+    return chosen
 
 
 def top_k(weights: dict[int, float], k: int) -> dict[int, float]:

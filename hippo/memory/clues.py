@@ -33,7 +33,7 @@ import numpy as np
 
 from hippo.config import Settings
 from hippo.graph.projection import GraphView
-from hippo.graph.scoring import top_indices
+from hippo.graph.scoring import top_distinct, top_indices
 from hippo.ids import entity_id
 from hippo.memory.recall import Lookup, RankedPassages
 from hippo.memory.state import DerivedState
@@ -156,15 +156,7 @@ def neighbour_candidates(ranked: RankedPassages, state: DerivedState, view: Grap
     if not len(rows):
         return []
     scores = state.facts.scores(q)[rows]
-    chosen: list[int] = []
-    seen: set[str] = set()
-    for i in top_indices(scores, limit * 4):
-        text_hash = state.facts.hashes[rows[i]]
-        if text_hash not in seen:
-            seen.add(text_hash)
-            chosen.append(int(i))
-            if len(chosen) == limit:
-                break
+    chosen = top_distinct(scores, [state.facts.hashes[r] for r in rows], limit, depth=limit * 4)
     ids = [state.facts.ids[rows[i]] for i in chosen]
     texts = lookup.fact_texts(ids)
     out = []

@@ -57,8 +57,9 @@ _RULES: tuple[tuple[Slot, re.Pattern[str]], ...] = (
                      r"aim(?:s|ing)? to", r"trying to", r"objectives?", r"priorit(?:y|ies)", r"aspir\w+",
                      r"dream(?:s)? (?:of|to)", r"intend(?:s)? to", r"target(?:s)?", r"by (?:next|the end of)")),
     ("relationships", _words(
-        r"(?:my|his|her|their|\w+'s) (?:wife|husband|partner|spouse|son|daughter|kids?|children|mother|mom|mum|father|dad|sister|"
-        r"brother|friend|boss|manager|colleague|co-?worker|mentor|team ?mates?|client|cofounder|co-founder)",
+        r"(?:my|his|her|their|\w+'s) (?:wife|husband|partner|spouse|son|daughter|kids?|children|mother|mom|mum|"
+        r"father|dad|sister|brother|friend|boss|manager|colleague|co-?worker|mentor|team ?mates?|client|"
+        r"cofounder|co-founder)",
         r"married to", r"reports? to", r"works? with", r"friends? with", r"(?:his|her|their) name is")),
     ("work", _words(r"work(?:s|ing|ed)? (?:on|at|for)", r"projects?", r"jobs?", r"deadlines?", r"sprints?",
                     r"clients?", r"customers?", r"employer", r"deliverables?", r"meetings?", r"roadmap",

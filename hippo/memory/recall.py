@@ -21,7 +21,15 @@ import numpy as np
 from hippo.config import Settings
 from hippo.graph.ppr import power_pagerank
 from hippo.graph.projection import GraphView
-from hippo.graph.scoring import fact_seed_weights, fuse_seeds, link_seed_weights, minmax, passage_mass, top_indices
+from hippo.graph.scoring import (
+    fact_seed_weights,
+    fuse_seeds,
+    link_seed_weights,
+    minmax,
+    passage_mass,
+    top_distinct,
+    top_indices,
+)
 from hippo.memory.state import DerivedState
 from hippo.models import Clue, Seed, Strategy
 from hippo.store.base import Spaces
@@ -205,20 +213,9 @@ class Recaller:
             return [], []
         raw = state.facts.scores(q)[rows]
         scaled = minmax(raw)
-        kept: list[int] = []
-        scores: list[float] = []
-        seen_texts: set[str] = set()
-        # Identical texts (the same triple in several passages) count once, so
-        # look a little deeper than k.
-        for i in top_indices(raw, top_k * 8):
-            text_hash = state.facts.hashes[rows[i]]
-            if text_hash not in seen_texts:
-                seen_texts.add(text_hash)
-                kept.append(int(rows[i]))
-                scores.append(float(scaled[i]))
-                if len(kept) == top_k:
-                    break
-        return kept, scores
+        hashes = state.facts.hashes
+        chosen = top_distinct(raw, [hashes[r] for r in rows], top_k, depth=top_k * 8)
+        return [int(rows[i]) for i in chosen], [float(scaled[i]) for i in chosen]
 
     @staticmethod
     def _fact_vertices(state: DerivedState, row: int) -> list[int]:

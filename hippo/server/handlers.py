@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from hippo.ids import document_id
 from hippo.memory.engine import MAX_K as ENGINE_MAX_K
-from hippo.memory.walk import MAX_HOPS, neighbors, seed_walk
+from hippo.memory.walk import MAX_HOPS
 from hippo.models import DEFAULT_SPACE, Document, Hit
 from hippo.server import filters, wire
 from hippo.server.auth import Context, session_space
@@ -335,8 +335,9 @@ def forget(svc: Service, ctx: Context, raw: dict[str, Any]) -> dict[str, Any]:
     p = _parse(ForgetParams, raw)
     if not p.uid and not p.custom_id:
         raise invalid("uid", "give uid or customId")
-    return _dump(ctx.scoped(svc.memory).forget(p.uid, custom_id=p.custom_id, space=_space(p, raw, ctx), dry_run=p.dry_run,
-                                   cascade=p.cascade, reason=p.reason))
+    scoped = ctx.scoped(svc.memory)
+    return _dump(scoped.forget(p.uid, custom_id=p.custom_id, space=_space(p, raw, ctx), dry_run=p.dry_run,
+                               cascade=p.cascade, reason=p.reason))
 
 
 def restore(svc: Service, ctx: Context, raw: dict[str, Any]) -> dict[str, Any]:
