@@ -19,6 +19,14 @@ class Settings(BaseSettings):
     store: str = Field("hippo.db", description="SQLite path, ':memory:', or a neo4j:// URL")
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     embedding_batch_size: int = Field(64, ge=1)
+    # The encoder (hippo.embed): ONNX Runtime int8 by default, made locally from the model package on first
+    # use and cached under HIPPO_CACHE_DIR; torch is the reference. A store remembers the backend it was
+    # embedded with: `hippo reembed` moves it to another one.
+    embedding_backend: Literal["onnx-int8", "onnx", "torch"] = "onnx-int8"
+    embedding_threads: int | None = Field(None, ge=1, le=256,
+                                          description="encoder intra-op threads; unset: all cores")
+    reembed_on_open: bool = Field(False, description="re-embed a store bound to another encoder instead of "
+                                                     "refusing to open it")
 
     # Input limits: bad input is refused before anything is written.
     max_document_chars: int = Field(1_000_000, ge=1)
