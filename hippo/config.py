@@ -18,7 +18,8 @@ class Settings(BaseSettings):
 
     store: str = Field("hippo.db", description="SQLite path, ':memory:', or a neo4j:// URL")
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
-    embedding_batch_size: int = Field(64, ge=1)
+    embedding_batch_size: int = Field(64, ge=1, description="texts per torch forward pass (ONNX runs one text "
+                                                            "per pass: see hippo.embed.onnx)")
     # The encoder (hippo.embed): ONNX Runtime int8 by default, made locally from the model package on first
     # use and cached under HIPPO_CACHE_DIR; torch is the reference. A store remembers the backend it was
     # embedded with: `hippo reembed` moves it to another one.

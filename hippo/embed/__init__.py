@@ -55,8 +55,7 @@ def open_embedder(settings: Settings, *, threads: int | None = None) -> Embedder
         try:
             from hippo.embed.onnx import OnnxEmbedder
 
-            return OnnxEmbedder(settings.embedding_model, quantized=backend == "onnx-int8", threads=threads,
-                                batch_size=settings.embedding_batch_size)
+            return OnnxEmbedder(settings.embedding_model, quantized=backend == "onnx-int8", threads=threads)
         except ExportUnavailable as exc:
             log.warning("embedding backend %s is unavailable (%s); using torch", backend, exc)
     if threads:
