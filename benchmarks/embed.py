@@ -244,6 +244,8 @@ def quality_part(args: argparse.Namespace) -> dict[str, Any]:
         for backend in reversed(BACKEND_ORDER):  # torch last: its shared cache may still be being built
             settings = make_settings({"embedding_backend": backend})
             path = quality.cache_path(dataset.name, "spacy", settings, args.cache_dir)
+            if backend == "onnx":  # its own index here, though its vectors could share torch's caches
+                path = path.with_name(f"{path.stem}-onnx.db")
             complete = path.exists() and _stored_passages(path) == quality.expected_passages(dataset, settings)
             if backend == "torch" and not complete and not args.smoke:
                 log(f"[{dataset.name}] no complete torch cache at {path}: torch arm skipped (never built here)")

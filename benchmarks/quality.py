@@ -55,6 +55,7 @@ from hippo.extract import Extractor, OpenIEImport, SpacyExtractor  # noqa: E402
 from hippo.memory.engine import Memory  # noqa: E402
 from hippo.memory.indexing import split_documents, validate_documents  # noqa: E402
 from hippo.store import SQLiteStore  # noqa: E402
+from hippo.store.base import vector_family  # noqa: E402
 
 KS = (1, 2, 5, 10)
 HITS = 10
@@ -139,7 +140,7 @@ def question_type(question: Question) -> str:
 
 def cache_path(dataset: str, extractor: str, settings: hippo.Settings, cache_dir: Path) -> Path:
     model = re.sub(r"[^A-Za-z0-9._-]+", "_", settings.embedding_model)
-    if settings.embedding_backend != "torch":  # torch caches keep the names they had before backends
+    if vector_family(settings.embedding_backend) != vector_family("torch"):  # ONNX fp32 = torch's vectors
         model += f"-{settings.embedding_backend}"
     changed = {k: getattr(settings, k) for k in INDEX_SETTINGS
                if getattr(settings, k) != hippo.Settings.model_fields[k].default

@@ -159,6 +159,12 @@ def memory_documents(target: int) -> tuple[list[Any], list[str], dict[str, int]]
 MODEL = "all-MiniLM-L6-v2"
 
 
+def vector_family(backend_name: str) -> str:
+    from hippo.store.base import vector_family as family
+
+    return family(backend_name)
+
+
 def backend() -> str:
     from hippo import Settings
 
@@ -166,8 +172,8 @@ def backend() -> str:
 
 
 def model_tag() -> str:
-    """Caches of the torch backend keep their old names; others say which backend made their vectors."""
-    return MODEL if backend() == "torch" else f"{MODEL}-{backend()}"
+    """Caches of torch's vectors (torch, ONNX fp32) keep their old names; int8's say so."""
+    return MODEL if vector_family(backend()) == vector_family("torch") else f"{MODEL}-{backend()}"
 
 
 def seed_vector_cache(path: Path) -> int:
@@ -187,7 +193,8 @@ def seed_vector_cache(path: Path) -> int:
         for source in sorted(CACHE.glob(f"hipporag_*-spacy-{model_tag()}.db")):
             db.execute("ATTACH DATABASE ? AS source", (str(source),))
             meta = dict(db.execute("SELECT key, value FROM source.meta WHERE key LIKE 'embedding_%'").fetchall())
-            if meta.get("embedding_model") == MODEL and meta.get("embedding_backend", "torch") == backend():
+            family = vector_family(meta.get("embedding_backend", "torch"))
+            if meta.get("embedding_model") == MODEL and family == vector_family(backend()):
                 before = db.total_changes
                 db.execute("INSERT OR IGNORE INTO vectors (hash, vector) SELECT hash, vector FROM source.vectors")
                 copied += db.total_changes - before

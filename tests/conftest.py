@@ -21,8 +21,8 @@ from hippo.store import SQLiteStore, Store
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
-    """The default encoder (ONNX int8; exported to HIPPO_CACHE_DIR on the first run), as every user gets.
-    The suite is embedding-bound: this one is ~3x faster than torch."""
+    """The default encoder (ONNX fp32: torch's vectors; exported to HIPPO_CACHE_DIR on the first run), as
+    every user gets. The suite is embedding-bound, and this one is faster than torch."""
     return open_embedder(Settings())
 
 

@@ -49,22 +49,24 @@ def test_a_legacy_store_counts_as_torch_and_is_refused_by_another_backend(tmp_pa
         assert db.execute("SELECT value FROM meta WHERE key = 'embedding_backend'").fetchone() == ("torch",)
         db.execute("DELETE FROM meta WHERE key = 'embedding_backend'")  # a store written before this change
     with pytest.raises(EmbeddingBackendMismatch) as refused:
-        Memory(SQLiteStore(path), embedder=embedder)
+        Memory(SQLiteStore(path), embedder=Relabelled(embedder, "onnx-int8"))
     message = str(refused.value)
     assert f"hippo reembed --store {path}" in message and "torch backend" in message and "onnx-int8" in message
     assert SQLiteStore(path).embedding_backend() == "torch"  # refused: nothing was written
+    with Memory(SQLiteStore(path), embedder=embedder) as memory:  # ONNX fp32 gives torch's vectors: no re-embedding
+        assert memory.stats().embedding_backend == "torch"
 
 
 def test_reembed_on_open_moves_the_store_and_recall_works(tmp_path, embedder):
     path = tmp_path / "moved.db"
-    with Memory(SQLiteStore(path), embedder=Relabelled(embedder, "torch")) as memory:
+    with Memory(SQLiteStore(path), embedder=Relabelled(embedder, "onnx-int8")) as memory:
         memory.index(DOCS)
         counts = memory.stats()
     with pytest.raises(EmbeddingBackendMismatch):
         Memory(SQLiteStore(path), embedder=embedder)
     with Memory(SQLiteStore(path), settings=Settings(reembed_on_open=True), embedder=embedder) as memory:
         stats = memory.stats()
-        assert stats.embedding_backend == "onnx-int8" and stats.revision == counts.revision + 1
+        assert stats.embedding_backend == "onnx" and stats.revision == counts.revision + 1
         assert stats.model_dump(exclude={"revision", "embedding_backend"}) == \
             counts.model_dump(exclude={"revision", "embedding_backend"})
         assert "Lena Markov" in _titles(memory.recall(QUESTION))[:2]
@@ -81,12 +83,12 @@ def test_an_interrupted_reembed_changes_nothing_and_resumes(tmp_path, embedder):
     store = SQLiteStore(path)
     texts = store.embed_texts()
     with pytest.raises(RuntimeError, match="encoder died"):
-        reembed(store, Relabelled(embedder, "onnx", fail_after=1), chunk=4)
-    assert store.embedding_backend() == "onnx-int8"
-    assert np.array_equal(store.load_vectors("entity")[2], before[2])  # readers still see the old vectors
-    result = reembed(store, Relabelled(embedder, "onnx"), chunk=4)
-    assert result.resumed == 4 and result.encoded == len(texts) - 4 and result.texts == len(texts)
+        reembed(store, Relabelled(embedder, "onnx-int8", fail_after=1), chunk=4)
     assert store.embedding_backend() == "onnx"
+    assert np.array_equal(store.load_vectors("entity")[2], before[2])  # readers still see the old vectors
+    result = reembed(store, Relabelled(embedder, "onnx-int8"), chunk=4)
+    assert result.resumed == 4 and result.encoded == len(texts) - 4 and result.texts == len(texts)
+    assert store.embedding_backend() == "onnx-int8"
     assert np.allclose(store.load_vectors("entity")[2], -before[2], atol=1e-6)
     store.close()
 
@@ -95,14 +97,14 @@ def test_the_swap_refuses_a_record_written_after_staging(tmp_path, embedder):
     path = tmp_path / "race.db"
     memory = Memory(SQLiteStore(path), embedder=embedder)
     memory.index(DOCS[:1])
-    other = Relabelled(embedder, "onnx")
+    other = Relabelled(embedder, "onnx-int8")
     target = identity_of(other)
     texts = memory.store.embed_texts()
     memory.store.stage_vectors(target, dict(zip(texts, other.encode(list(texts.values())), strict=True)))
     memory.index(DOCS[1:])  # written while the re-embedding was under way
     with pytest.raises(Conflict, match="no staged vector"):
         memory.store.swap_staged_vectors(target)
-    assert memory.store.embedding_backend() == "onnx-int8"
+    assert memory.store.embedding_backend() == "onnx"
     memory.close()
     store = SQLiteStore(path)
     result = reembed(store, other)  # encodes only what is new, then swaps
@@ -145,11 +147,11 @@ def test_reembed_on_neo4j_replaces_the_cache_and_the_vector_index_properties(neo
         counts = memory.stats()
     store = neo4j_store()
     with pytest.raises(EmbeddingBackendMismatch, match=r"hippo reembed --store (bolt|neo4j)://"):
-        Memory(store, embedder=Relabelled(embedder, "onnx"))
-    other = Relabelled(embedder, "onnx")
+        Memory(store, embedder=Relabelled(embedder, "onnx-int8"))
+    other = Relabelled(embedder, "onnx-int8")
     result = reembed(store, other)
     assert result.encoded == result.texts == len(store.embed_texts())
-    assert store.embedding_backend() == "onnx"
+    assert store.embedding_backend() == "onnx-int8"
     texts = store.embed_texts()
     ids, hashes, matrix = store.load_vectors("entity")
     assert np.allclose(matrix, other.encode([texts[h] for h in hashes]), atol=1e-6)

@@ -1,4 +1,4 @@
-"""Text -> unit vectors. ONNX Runtime (int8) by default, sentence-transformers' torch as the reference.
+"""Text -> unit vectors. ONNX Runtime (fp32) by default, sentence-transformers' torch as the reference.
 
 ``open_embedder`` picks the backend from ``Settings.embedding_backend``
 (env ``HIPPO_EMBEDDING_BACKEND``): ``onnx-int8``, ``onnx`` or ``torch``.

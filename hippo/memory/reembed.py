@@ -1,8 +1,9 @@
 """Binding an encoder to a store, and moving a store to another encoder (``hippo reembed``).
 
 A store remembers the model, dimension and backend of its vectors. Opening
-it with another encoder fails with an error naming ``hippo reembed``
-(``Settings.reembed_on_open`` re-embeds instead). Re-embedding encodes every
+it with an encoder whose vectors differ (another model, or int8 against
+fp32: torch and ONNX fp32 give the same vectors) fails with an error naming
+``hippo reembed`` (``Settings.reembed_on_open`` re-embeds instead). Re-embedding encodes every
 record's text once (passages of all versions, entities, facts; duplicates
 once, shortest first), stages the vectors beside the live ones in chunks
 (an interrupted run resumes from them; readers keep the old vectors
@@ -64,7 +65,7 @@ def stored_identity(store: Store) -> EmbeddingIdentity | None:
 def check_identity(store: Store, embedder: Embedder) -> None:
     """Raise the binding error when the store's vectors are not this encoder's (a read only)."""
     bound = stored_identity(store)
-    if bound is not None and bound != identity_of(embedder):
+    if bound is not None and not bound.compatible(identity_of(embedder)):
         raise binding_error(store.url, bound, identity_of(embedder))
 
 

@@ -38,6 +38,14 @@ def embed_hash(record: Passage | Entity | Fact) -> str:
 LEGACY_BACKEND = "torch"
 """The backend of a store bound before backends were recorded: every hippo until then encoded with torch."""
 
+_VECTOR_FAMILY = {"torch": "fp32", "onnx": "fp32", "onnx-int8": "int8"}
+"""Backends whose vectors are interchangeable: ONNX fp32 gives torch's vectors to float rounding
+(cosine >= 0.99999, tested); int8 does not (cosine ~0.995), so it is never mixed with them."""
+
+
+def vector_family(backend: str) -> str:
+    return _VECTOR_FAMILY.get(backend, backend)
+
 
 @dataclass(frozen=True)
 class EmbeddingIdentity:
@@ -52,6 +60,11 @@ class EmbeddingIdentity:
 
     def describe(self) -> str:
         return f"{self.model!r} ({self.dim} dims, {self.backend} backend)"
+
+    def compatible(self, other: EmbeddingIdentity) -> bool:
+        """Vectors of ``other`` may be compared with these: same model and dimension, same vector family."""
+        return (self.model, self.dim, vector_family(self.backend)) == \
+            (other.model, other.dim, vector_family(other.backend))
 
 
 def binding_error(url: str, bound: EmbeddingIdentity, wanted: EmbeddingIdentity) -> EmbeddingModelMismatch:
@@ -133,7 +146,8 @@ class Store(Protocol):
 
     def bind_embedding_model(self, name: str, dim: int, backend: str = LEGACY_BACKEND) -> None:
         """Record the model and backend on first use; raise ``EmbeddingModelMismatch`` for another
-        model, ``EmbeddingBackendMismatch`` for the same model made by another backend."""
+        model, ``EmbeddingBackendMismatch`` for the same model made by a backend whose vectors differ
+        (``EmbeddingIdentity.compatible``)."""
 
     def write(self, batch: WriteBatch) -> int:
         """Upsert the batch atomically; return the revision after it."""

@@ -72,7 +72,7 @@ class Neo4jEmbeddings:
             return bound
 
         bound = self._write_tx("binding the embedding model", work)
-        if bound is not None and bound != wanted:
+        if bound is not None and not bound.compatible(wanted):
             raise binding_error(self.url, bound, wanted)
         if bound is None:
             self._ensure_vector_indexes(wanted.dim)

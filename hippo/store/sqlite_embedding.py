@@ -56,7 +56,7 @@ class SQLiteEmbeddings:
             bound = self._bound()
             if bound is None:
                 self._set_identity(wanted)
-        if bound is not None and bound != wanted:
+        if bound is not None and not bound.compatible(wanted):
             raise binding_error(self.url, bound, wanted)
 
     def _set_identity(self, identity: EmbeddingIdentity) -> None:
