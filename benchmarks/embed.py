@@ -204,8 +204,9 @@ def render_speed(r: dict[str, Any]) -> str:
         ix = r["index"][b]
         levels = {lv["clients"]: lv["throughput_rps"] for lv in r["serve"][b]["levels"]}
         top = max(levels)
-        rows.append([b, r["passage_throughput"][b]["strings_per_s"], r["short_throughput"][b]["strings_per_s"],
-                     r["passage_throughput"][b]["cosine_to_torch_mean"], r["passage_throughput"][b]["cosine_to_torch_min"],
+        passages = r["passage_throughput"][b]
+        rows.append([b, passages["strings_per_s"], r["short_throughput"][b]["strings_per_s"],
+                     passages["cosine_to_torch_mean"], passages["cosine_to_torch_min"],
                      f"{ix['passages_per_s']:.1f} ({ix['passages_per_s'] / torch_ix:.2f}x)",
                      f"{ix['stage_s'].get('embed', 0):.1f}", f"{ix['strings_requested']} / {ix['vectors_encoded']}",
                      f"{r['query_ms_all_cores'][b]['p50']:.1f} / {r['query_ms_all_cores'][b]['p95']:.1f}",
@@ -264,7 +265,9 @@ def quality_part(args: argparse.Namespace) -> dict[str, Any]:
                 "recall": {f"R@{k}": round(graph.recall[k], 2) for k in (2, 5)},
                 "dense": {f"R@{k}": round(dense.recall[k], 2) for k in (2, 5)}}
             log(f"[{dataset.name}] {backend}: {record['sets'][dataset.name][backend]}")
-    record["machine"] = machine_info()
+            record["machine"] = machine_info()
+            if args.part == "quality":  # arm by arm: a long run stopped early keeps what it measured
+                write_outputs("embed-quality", record, render_quality(record), args.out)
     return record
 
 

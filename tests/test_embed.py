@@ -14,7 +14,7 @@ import pytest
 
 from hippo import Memory, Settings
 from hippo.embed import SentenceEmbedder, open_embedder
-from hippo.embed.export import ExportUnavailable, read_layout
+from hippo.embed.export import read_layout
 from hippo.embed.filecache import cached_file, read_verified
 from hippo.embed.onnx import OnnxEmbedder, model_cache_dir
 from hippo.embed.sentence import resolve_model

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from hippo import Memory, Settings
-from hippo.embed import open_embedder
 from hippo.errors import Conflict, EmbeddingBackendMismatch
 from hippo.memory.reembed import identity_of, reembed
 from hippo.store import SQLiteStore

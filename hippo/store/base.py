@@ -67,6 +67,21 @@ class EmbeddingIdentity:
             (other.model, other.dim, vector_family(other.backend))
 
 
+class BoundIdentity:
+    """``embedding_model`` and ``embedding_backend`` of the protocol, from a store's ``_bound()``."""
+
+    def _bound(self) -> EmbeddingIdentity | None:
+        raise NotImplementedError
+
+    def embedding_model(self) -> tuple[str, int] | None:
+        bound = self._bound()
+        return (bound.model, bound.dim) if bound else None
+
+    def embedding_backend(self) -> str | None:
+        bound = self._bound()
+        return bound.backend if bound else None
+
+
 def binding_error(url: str, bound: EmbeddingIdentity, wanted: EmbeddingIdentity) -> EmbeddingModelMismatch:
     """The error for opening a store bound to ``bound`` with an encoder of ``wanted``."""
     command = f"hippo reembed --store {url}"

@@ -39,7 +39,7 @@ import numpy as np
 from hippo.errors import Conflict, HippoError, StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash, embed_text
-from hippo.store.cypher import cypher, cypher_dir, cypher_statements
+from hippo.store.cypher import cypher, cypher_dir, cypher_statements  # noqa: F401  (cypher_dir: re-exported)
 from hippo.store.neo4j_embedding import Neo4jEmbeddings
 
 try:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from hippo.errors import Conflict
-from hippo.store.base import LEGACY_BACKEND, EmbeddingIdentity, binding_error
+from hippo.store.base import LEGACY_BACKEND, BoundIdentity, EmbeddingIdentity, binding_error
 from hippo.store.cypher import cypher, cypher_statements
 
 T = TypeVar("T")
@@ -29,7 +29,7 @@ def _identity(row: Any) -> EmbeddingIdentity | None:
     return EmbeddingIdentity(row["model"], int(row["dim"]), row["backend"] or LEGACY_BACKEND)
 
 
-class Neo4jEmbeddings:
+class Neo4jEmbeddings(BoundIdentity):
     # Provided by Neo4jStore:
     url: str
     _META: str
@@ -53,14 +53,6 @@ class Neo4jEmbeddings:
     def _bound(self) -> EmbeddingIdentity | None:
         rows = self._read("meta_read", "reading the embedding model", meta=self._META)
         return _identity(rows[0] if rows else None)
-
-    def embedding_model(self) -> tuple[str, int] | None:
-        bound = self._bound()
-        return (bound.model, bound.dim) if bound else None
-
-    def embedding_backend(self) -> str | None:
-        bound = self._bound()
-        return bound.backend if bound else None
 
     def bind_embedding_model(self, name: str, dim: int, backend: str = LEGACY_BACKEND) -> None:
         wanted = EmbeddingIdentity(name, int(dim), backend)

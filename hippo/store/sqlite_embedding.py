@@ -16,14 +16,15 @@ import numpy as np
 
 from hippo.errors import Conflict
 from hippo.models import Entity, Fact, Passage
-from hippo.store.base import LEGACY_BACKEND, EmbeddingIdentity, binding_error, embed_hash, embed_text
+from hippo.store.base import (LEGACY_BACKEND, BoundIdentity, EmbeddingIdentity, binding_error, embed_hash,
+                              embed_text)
 
 
 def blob(vector: np.ndarray) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
-class SQLiteEmbeddings:
+class SQLiteEmbeddings(BoundIdentity):
     # Provided by SQLiteStore:
     url: str
     _db: sqlite3.Connection
@@ -36,14 +37,6 @@ class SQLiteEmbeddings:
     _PASSAGE_COLUMNS: str
     _ENTITY_COLUMNS: str
     _FACT_COLUMNS: str
-
-    def embedding_model(self) -> tuple[str, int] | None:
-        bound = self._bound()
-        return (bound.model, bound.dim) if bound else None
-
-    def embedding_backend(self) -> str | None:
-        bound = self._bound()
-        return bound.backend if bound else None
 
     def _bound(self) -> EmbeddingIdentity | None:
         with self._lock:
