@@ -170,6 +170,14 @@ def serve(backend: str, store: Path, questions: list[str], levels: Sequence[int]
     return run
 
 
+def _checkpoint(args: argparse.Namespace, record: dict[str, Any]) -> None:
+    """The speed record so far, as JSON: a long run stopped early keeps what it measured."""
+    import json
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "embed-speed.partial.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+
+
 def speed_part(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     dataset = load_dataset(args.dataset)
     questions = [q.question for q in dataset.questions]
@@ -183,15 +191,18 @@ def speed_part(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     record["query_ms_all_cores"] = query_latency(models, questions)
     record["query_ms_1_thread"] = query_latency(encoders(threads=1), questions)
     record["index"], record["serve"] = {}, {}
+    _checkpoint(args, record)
     for backend, model in models.items():
         log(f"[{backend}] indexing {len(documents)} documents")
         path = scratch / f"speed-{backend}.db"
         record["index"][backend] = index_and_recall(backend, model, dataset, documents, questions, path)
         log(f"[{backend}] {record['index'][backend]}")
+        _checkpoint(args, record)
     del models
     for backend in BACKEND_ORDER:
         record["serve"][backend] = serve(backend, scratch / f"speed-{backend}.db", questions, args.levels,
                                          args.requests, args.max_seconds)
+        _checkpoint(args, record)
     record["machine"] = machine_info()
     return record
 
@@ -287,11 +298,11 @@ def render_quality(r: dict[str, Any]) -> str:
         reference = arms.get("torch") or arms.get("onnx")  # fp32 ONNX equals torch's vectors (cosine 1.0)
         for backend in BACKEND_ORDER:
             if backend not in arms:
-                rows.append([name, backend, "–", "–", "–", "–", "–", "no complete torch cache"])
+                rows.append([name, backend, "–", "–", "–", "–", "–", "not measured (no complete torch cache)" if backend == "torch" else "not measured"])
                 continue
             a = arms[backend]
-            delta = a["recall"]["R@5"] - reference["recall"]["R@5"]
-            rows.append([name, backend, a["recall"]["R@2"], a["recall"]["R@5"], f"{delta:+.1f}", a["dense"]["R@2"],
+            delta = f"{a['recall']['R@5'] - reference['recall']['R@5']:+.1f}" if reference else "–"
+            rows.append([name, backend, a["recall"]["R@2"], a["recall"]["R@5"], delta, a["dense"]["R@2"],
                          a["dense"]["R@5"], f"{'reused' if a['index']['reused'] else 'built'}, embed "
                                             f"{a['index']['embed_s']:.0f} s"])
     return "\n".join([
