@@ -217,7 +217,7 @@ def render_speed(r: dict[str, Any]) -> str:
         top = max(levels)
         passages = r["passage_throughput"][b]
         rows.append([b, passages["strings_per_s"], r["short_throughput"][b]["strings_per_s"],
-                     passages["cosine_to_torch_mean"], passages["cosine_to_torch_min"],
+                     f"{passages['cosine_to_torch_mean']:.4f}", f"{passages['cosine_to_torch_min']:.4f}",
                      f"{ix['passages_per_s']:.1f} ({ix['passages_per_s'] / torch_ix:.2f}x)",
                      f"{ix['stage_s'].get('embed', 0):.1f}", f"{ix['strings_requested']} / {ix['vectors_encoded']}",
                      f"{r['query_ms_all_cores'][b]['p50']:.1f} / {r['query_ms_all_cores'][b]['p95']:.1f}",
