@@ -49,18 +49,20 @@ offline()
 
 import hippo  # noqa: E402  (after offline(): the embedder must never reach a hub)
 from hippo.datasets import Dataset, Question, load_dataset  # noqa: E402
-from hippo.embed import Embedder, SentenceEmbedder  # noqa: E402
+from hippo.embed import Embedder, backend_of, open_embedder  # noqa: E402
 from hippo.evaluation import recall_at  # noqa: E402
 from hippo.extract import Extractor, OpenIEImport, SpacyExtractor  # noqa: E402
 from hippo.memory.engine import Memory  # noqa: E402
 from hippo.memory.indexing import split_documents, validate_documents  # noqa: E402
 from hippo.store import SQLiteStore  # noqa: E402
+from hippo.store.base import vector_family  # noqa: E402
 
 KS = (1, 2, 5, 10)
 HITS = 10
 BASELINES = ("dense", "bm25", "hybrid")
 # Settings that change what indexing writes: a cache built under other values is another cache.
-INDEX_SETTINGS = ("synonym_threshold", "synonym_max_neighbors", "passage_chars", "embedding_model")
+INDEX_SETTINGS = ("synonym_threshold", "synonym_max_neighbors", "passage_chars", "embedding_model",
+                  "embedding_backend")
 
 # Recall@5 of a plain reference implementation on this machine (MiniLM, spaCy, no LLM filter), issue 4.
 REFERENCE_R5: dict[str, dict[str, str]] = {
@@ -118,6 +120,7 @@ class CachedEmbedder:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
+        self.backend = backend_of(inner)
         self._memo: dict[str, np.ndarray] = {}
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -137,8 +140,11 @@ def question_type(question: Question) -> str:
 
 def cache_path(dataset: str, extractor: str, settings: hippo.Settings, cache_dir: Path) -> Path:
     model = re.sub(r"[^A-Za-z0-9._-]+", "_", settings.embedding_model)
+    if vector_family(settings.embedding_backend) != vector_family("torch"):  # ONNX fp32 = torch's vectors
+        model += f"-{settings.embedding_backend}"
     changed = {k: getattr(settings, k) for k in INDEX_SETTINGS
-               if getattr(settings, k) != hippo.Settings.model_fields[k].default and k != "embedding_model"}
+               if getattr(settings, k) != hippo.Settings.model_fields[k].default
+               and k not in ("embedding_model", "embedding_backend")}
     suffix = "-" + hashlib.sha1(json.dumps(changed, sort_keys=True).encode()).hexdigest()[:8] if changed else ""
     return cache_dir / f"{dataset}-{extractor}-{model}{suffix}.db"
 
@@ -363,8 +369,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     # Quality does not depend on threads; igraph's OpenMP team only stalls PPR on 2 cores.
     with Stopwatch() as total, igraph_single_thread():
         with Stopwatch() as load:
-            embedder = CachedEmbedder(SentenceEmbedder(settings.embedding_model,
-                                                       batch_size=settings.embedding_batch_size))
+            embedder = CachedEmbedder(open_embedder(settings))
         log(f"embedder loaded in {load.seconds:.1f}s")
         results: list[MethodResult] = []
         ablation: list[MethodResult] = []

@@ -5,6 +5,8 @@ CREATE CONSTRAINT document_id IF NOT EXISTS FOR (n:Document) REQUIRE n.id IS UNI
 CREATE CONSTRAINT passage_id IF NOT EXISTS FOR (n:Passage) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT vector_hash IF NOT EXISTS FOR (n:Vector) REQUIRE n.hash IS UNIQUE;
+// Vectors of a re-embedding (`hippo reembed`) until they are swapped in.
+CREATE CONSTRAINT staged_vector_hash IF NOT EXISTS FOR (n:StagedVector) REQUIRE n.hash IS UNIQUE;
 // The key-value area: id is namespace + NUL + key.
 CREATE CONSTRAINT value_id IF NOT EXISTS FOR (n:Value) REQUIRE n.id IS UNIQUE;
 // A fact is one (:Entity)-[:RELATES]->(:Entity) relationship; its id is unique too.
@@ -27,4 +29,6 @@ CALL db.createProperty('forgotten_reason');
 CALL db.createProperty('kind');
 CALL db.createProperty('embedding_model');
 CALL db.createProperty('embedding_dim');
+CALL db.createProperty('embedding_backend');
+CALL db.createProperty('staged_embedding');
 CALL db.createProperty('embedding');

@@ -1,4 +1,4 @@
-"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, demo."""
+"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, reembed, demo."""
 
 from __future__ import annotations
 
@@ -80,7 +80,9 @@ def _read_documents(path: Path) -> list[Any]:
     return corpus_documents([{"title": path.stem, "text": text}], source=path.name)
 
 
-def _index(memory: Any, documents: list[Any], *, space: str | None = None, extractor: Any = None) -> Any:
+@contextmanager
+def _progress() -> Iterator[Callable[[str, int, int], None]]:
+    """A ``progress(stage, done, total)`` callback drawing one bar per stage on stderr."""
     with Progress(TextColumn("{task.description:>10}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as bar:
         tasks: dict[str, Any] = {}
@@ -90,6 +92,11 @@ def _index(memory: Any, documents: list[Any], *, space: str | None = None, extra
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
+        yield progress
+
+
+def _index(memory: Any, documents: list[Any], *, space: str | None = None, extractor: Any = None) -> Any:
+    with _progress() as progress:
         return memory.index(documents, space=space, extractor=extractor, progress=progress)
 
 
@@ -251,6 +258,24 @@ def stats(store: StoreOption = None, as_json: JsonOption = False) -> None:
     for key, value in counts.items():
         table.add_row(key, str(value))
     out.print(table)
+
+
+@app.command()
+def reembed(
+    store: StoreOption = None,
+    backend: Annotated[str | None, typer.Option(help="onnx-int8, onnx or torch [env HIPPO_EMBEDDING_BACKEND]")] = None,
+    force: Annotated[bool, typer.Option("--force", help="re-embed even when the store already matches")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Re-embed every stored vector with the configured encoder; the old vectors are replaced atomically."""
+    from hippo.memory.reembed import reembed_url
+
+    try:
+        with err.status("loading the encoder..."), _progress() as progress:
+            result = reembed_url(store, backend=backend, force=force, progress=progress)
+    except HippoError as exc:
+        raise _fail(str(exc)) from None
+    out.print_json(result.model_dump_json()) if as_json else out.print(result.summary(), highlight=False)
 
 
 @app.command()

@@ -277,6 +277,7 @@ class Stats(_Model):
     synonyms: int
     revision: int
     embedding_model: str | None
+    embedding_backend: str | None = None
     store: str
 
 

@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 
 from hippo.config import Settings
-from hippo.embed import Embedder, SentenceEmbedder
+from hippo.embed import Embedder, open_embedder
 from hippo.errors import Conflict, InvalidInput
 from hippo.extract import Extractor, SpacyExtractor
 from hippo.extract.llm import usage_meter
 from hippo.llm.parts import llm_parts
-from hippo.memory import lifecycle
+from hippo.memory import lifecycle, reembed
 from hippo.memory.clues import ClueExpander
 from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
 from hippo.memory.guard import StateGuard
@@ -112,13 +112,12 @@ class Memory:
                  extractor: Extractor | None = None) -> None:
         self.settings = settings or Settings()
         self.store = store
-        self.embedder = embedder or SentenceEmbedder(self.settings.embedding_model,
-                                                     batch_size=self.settings.embedding_batch_size)
+        self.embedder = embedder or open_embedder(self.settings)
         self._query_parser = SpacyExtractor()
         # Without settings.llm_model every part is None and openai is never imported.
         self.llm = llm_parts(self.settings, store=store, fallback=self._query_parser)
         self.extractor = extractor or self.llm.extractor or self._query_parser
-        self.store.bind_embedding_model(self.embedder.name, self.embedder.dim)
+        reembed.bind(self.store, self.embedder, reembed_on_mismatch=self.settings.reembed_on_open)
         self._lock = threading.RLock()  # one writer at a time
         self._guard = StateGuard()  # readers vs the in-place update that follows a write
         self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
@@ -170,6 +169,7 @@ class Memory:
             return self._state
         with self._lock:
             if self.store.revision() != self._state.revision:
+                reembed.check_identity(self.store, self.embedder)  # re-embedded by another process?
                 self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
             return self._state
 
@@ -413,7 +413,7 @@ class Memory:
         counts = self.store.counts()
         model = self.store.embedding_model()
         return Stats(**counts, revision=self.store.revision(), embedding_model=model[0] if model else None,
-                     store=self.store.url)
+                     embedding_backend=self.store.embedding_backend(), store=self.store.url)
 
     def graph_stats(self) -> dict[str, int]:
         """Vertex and edge counts of the in-process projection, by kind."""

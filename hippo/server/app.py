@@ -83,14 +83,13 @@ class Service:
 def open_service(store: str | None = None, *, settings: Settings | None = None,
                  server_settings: ServerSettings | None = None, embedder: Any = None) -> Service:
     """Open the store and models (never downloaded) and wrap them as a server."""
-    from hippo.embed import SentenceEmbedder
+    from hippo.embed import open_embedder
 
     settings = settings or Settings()
     server_settings = server_settings or ServerSettings()
-    import torch
-
-    torch.set_num_threads(server_settings.torch_threads)  # a server process: requests are the parallelism
-    inner = embedder or SentenceEmbedder(settings.embedding_model, batch_size=settings.embedding_batch_size)
+    # A server process: requests are the parallelism, so the encoder (torch or onnxruntime) gets one
+    # intra-op thread each unless told otherwise.
+    inner = embedder or open_embedder(settings, threads=server_settings.torch_threads)
     if server_settings.coalesce_embeddings and not isinstance(inner, CoalescingEmbedder):
         inner = CoalescingEmbedder(inner)
     return Service(Memory.open(store, settings=settings, embedder=inner), server_settings)

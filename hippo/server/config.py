@@ -24,7 +24,8 @@ class ServerSettings(BaseSettings):
     # Requests already run side by side; torch's intra-op threads on top of them spin against each other and
     # against every other process. Measured on 2 busy cores: a query embedding took 820 ms with torch's
     # default 2 threads and 36 ms with 1.
-    torch_threads: int = Field(1, ge=1, description="torch intra-op threads in a server process")
+    torch_threads: int = Field(1, ge=1, description="encoder intra-op threads in a server process (torch or "
+                                                   "onnxruntime; the name is older than the ONNX backend)")
     # Off by default: at 10k passages on 2 busy cores it served 5.0 recalls/s against 8.3 one at a time (every
     # recall in a batch waits for it, where one-at-a-time lets the others run their seed and PPR stages).
     coalesce_embeddings: bool = Field(False, description="embed concurrent queries as one batch")

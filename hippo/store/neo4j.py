@@ -6,7 +6,8 @@ Graph shape (what a person sees in the Neo4j Browser)::
     (:Entity)-[:RELATES {id, predicate, passage_id}]->(:Entity)       one relationship per fact
     (:Entity)-[:SYNONYM {score}]->(:Entity)                            once per pair, a < b
     (:Vector {hash, vector})                                           the embedding cache
-    (:Meta {id: 'hippo', revision, seq, embedding_model, embedding_dim})
+    (:StagedVector {hash, vector})                                     a re-embedding until its swap
+    (:Meta {id: 'hippo', revision, seq, embedding_model, embedding_dim, embedding_backend})
     (:Value {id, namespace, key, value})                               the small key-value area
 
 Forgetting sets ``forgotten_at``/``forgotten_reason`` on passages (and on the
@@ -30,16 +31,16 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
-from hippo.errors import Conflict, EmbeddingModelMismatch, HippoError, StoreError
+from hippo.errors import Conflict, HippoError, StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
-from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
+from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash, embed_text
+from hippo.store.cypher import cypher, cypher_dir, cypher_statements  # noqa: F401  (cypher_dir: re-exported)
+from hippo.store.neo4j_embedding import Neo4jEmbeddings
 
 try:
     import neo4j
@@ -59,34 +60,6 @@ _ID_CHUNK = 10_000  # ids per read statement
 _WORD = re.compile(r"\w+", re.UNICODE)
 _VECTOR_DTYPE = np.dtype("<f4")
 _SCHEMES = {"neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc"}
-
-
-# -- Cypher files ------------------------------------------------------------------
-
-
-def cypher_dir() -> Path:
-    """``cypher/`` at the repository root (found from this file in an editable install)."""
-    override = os.environ.get("HIPPO_CYPHER_DIR")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2] / "cypher"
-
-
-@cache
-def cypher(name: str) -> str:
-    """The statement in ``cypher/<name>.cypher``, without its ``//`` comment lines."""
-    path = cypher_dir() / f"{name}.cypher"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise StoreError(f"Cypher file {path} is missing ({exc.strerror}); set HIPPO_CYPHER_DIR") from None
-    lines = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
-    return "\n".join(lines).strip().rstrip(";").strip()
-
-
-def cypher_statements(name: str) -> list[str]:
-    """The ``;``-separated statements of a multi-statement file (schema files)."""
-    return [s.strip() for s in re.split(r";\s*(?:\n|$)", cypher(name)) if s.strip()]
 
 
 # -- helpers -----------------------------------------------------------------------
@@ -189,8 +162,10 @@ def _parse_url(url: str) -> _Url:
 # -- the store ---------------------------------------------------------------------
 
 
-class Neo4jStore:
+class Neo4jStore(Neo4jEmbeddings):
     """Implements ``hippo.store.base.Store`` with the official ``neo4j`` driver."""
+
+    _META, _SCHEMA_VERSION = _META, _SCHEMA_VERSION
 
     def __init__(self, uri: str, user: str | None = None, password: str | None = None,
                  database: str | None = None, *, connection_timeout: float = 10.0,
@@ -324,37 +299,6 @@ class Neo4jStore:
         rows = self._read("meta_read", "reading the revision", meta=_META)
         return int(rows[0]["revision"]) if rows else 0
 
-    def embedding_model(self) -> tuple[str, int] | None:
-        rows = self._read("meta_read", "reading the embedding model", meta=_META)
-        if not rows or rows[0]["model"] is None or rows[0]["dim"] is None:
-            return None
-        return rows[0]["model"], int(rows[0]["dim"])
-
-    def bind_embedding_model(self, name: str, dim: int) -> None:
-        lock, bind = cypher("meta_lock"), cypher("meta_bind_model")
-
-        def work(tx: Any) -> tuple[str, int] | None:
-            row = tx.run(lock, meta=_META, schema_version=_SCHEMA_VERSION).single()
-            if row["model"] is not None and row["dim"] is not None:
-                return row["model"], int(row["dim"])
-            tx.run(bind, meta=_META, name=name, dim=int(dim)).consume()
-            return None
-
-        def run() -> tuple[str, int] | None:
-            with self._session() as session:
-                return session.execute_write(work)
-
-        bound = self._guard("binding the embedding model", run)
-        if bound is not None and bound != (name, dim):
-            raise EmbeddingModelMismatch(
-                f"store {self.url} holds vectors of {bound[0]!r} ({bound[1]} dims); "
-                f"cannot add vectors of {name!r} ({dim} dims). Open it with "
-                f"embedding_model={bound[0]!r} or use another store."
-            )
-        if bound is None:
-            self._ensure_vector_indexes(int(dim))
-            self._schema(cypher("await_indexes"), "waiting for indexes", seconds=300)
-
     def write(self, batch: WriteBatch) -> int:
         work = _BatchWriter(batch)
 
@@ -392,6 +336,13 @@ class Neo4jStore:
         synonyms = [(r["a"], r["b"], float(r["score"])) for r in self._read("graph_synonyms", doing)
                     if r["a"] in live and r["b"] in live]
         return GraphData(passages, entities, facts, mentions, synonyms, texts)
+
+    def embed_texts(self) -> dict[str, str]:
+        doing = "reading every record's text"
+        records = [*(_passage(r) for r in self._read("all_passages", doing)),
+                   *(_entity(r) for r in self._read("all_entities", doing)),
+                   *(_fact(r) for r in self._read("all_facts", doing))]
+        return {embed_hash(r): embed_text(r) for r in records}
 
     def load_vectors(self, kind: VectorKind) -> tuple[list[str], list[str], np.ndarray]:
         if kind not in ("passage", "entity", "fact"):
@@ -455,13 +406,10 @@ class Neo4jStore:
         self._guard("writing values", run)
 
     def entities(self, ids: Iterable[str]) -> list[Entity]:
-        return self._by_id("read_entities", ids, lambda r: Entity(
-            id=r["id"], name=r["name"], key=r["key"], type=r["type"]))
+        return self._by_id("read_entities", ids, _entity)
 
     def facts(self, ids: Iterable[str]) -> list[Fact]:
-        return self._by_id("read_facts", ids, lambda r: Fact(
-            id=r["id"], subject_id=r["subject_id"], predicate=r["predicate"], object_id=r["object_id"],
-            passage_id=r["passage_id"], subject=r["subject"], object=r["object"]))
+        return self._by_id("read_facts", ids, _fact)
 
     def keyword_search(self, query: str, k: int, spaces: Spaces = None) -> list[tuple[str, float]]:
         match = lucene_query(query)
@@ -487,6 +435,15 @@ def _passage(r: Any) -> Passage:
     return Passage(id=r["id"], doc_id=r["doc_id"], index=r["index"], title=r["title"], text=r["text"],
                    space=r["space"], version=r["version"], forgotten_at=_native_time(r["forgotten_at"]),
                    forgotten_reason=r["forgotten_reason"], created_at=_native_time(r["created_at"]))
+
+
+def _entity(r: Any) -> Entity:
+    return Entity(id=r["id"], name=r["name"], key=r["key"], type=r["type"])
+
+
+def _fact(r: Any) -> Fact:
+    return Fact(id=r["id"], subject_id=r["subject_id"], predicate=r["predicate"], object_id=r["object_id"],
+                passage_id=r["passage_id"], subject=r["subject"], object=r["object"])
 
 
 def _document(r: Any) -> DocumentRecord:

@@ -15,9 +15,10 @@ from typing import TypeVar
 
 import numpy as np
 
-from hippo.errors import Conflict, EmbeddingModelMismatch, StoreError
+from hippo.errors import Conflict, StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
+from hippo.store.sqlite_embedding import SQLiteEmbeddings, blob as _blob
 
 R = TypeVar("R", Passage, Entity, Fact, DocumentRecord)
 _SCHEMA_VERSION = "2"
@@ -56,11 +57,7 @@ def _when(moment: datetime | None) -> str | None:
     return moment.isoformat(timespec="microseconds") + "Z"
 
 
-def _blob(vector: np.ndarray) -> bytes:
-    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
-
-
-class SQLiteStore:
+class SQLiteStore(SQLiteEmbeddings):
     """Implements ``hippo.store.base.Store`` on stdlib ``sqlite3``."""
 
     def __init__(self, path: str | Path = ":memory:") -> None:
@@ -110,24 +107,6 @@ class SQLiteStore:
     def revision(self) -> int:
         with self._lock:
             return int(self._meta("revision") or 0)
-
-    def embedding_model(self) -> tuple[str, int] | None:
-        with self._lock:
-            name, dim = self._meta("embedding_model"), self._meta("embedding_dim")
-        return (name, int(dim)) if name and dim else None
-
-    def bind_embedding_model(self, name: str, dim: int) -> None:
-        bound = self.embedding_model()
-        if bound is None:
-            with self._transaction() as db:
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", (name,))
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_dim', ?)", (str(dim),))
-        elif bound != (name, dim):
-            raise EmbeddingModelMismatch(
-                f"store {self.url} holds vectors of {bound[0]!r} ({bound[1]} dims); "
-                f"cannot add vectors of {name!r} ({dim} dims). Open it with "
-                f"embedding_model={bound[0]!r} or use another store."
-            )
 
     def write(self, batch: WriteBatch) -> int:
         with self._transaction() as db:
@@ -347,16 +326,23 @@ class SQLiteStore:
             db.executemany("DELETE FROM kv WHERE namespace = ? AND key = ?",
                            [(namespace, k) for k, v in items.items() if v is None])
 
+    _ENTITY_COLUMNS = "id, name, key, type"
+    _FACT_COLUMNS = "id, subject_id, predicate, object_id, passage_id, subject, object"
+
+    @staticmethod
+    def _entity(r: sqlite3.Row) -> Entity:
+        return Entity(id=r[0], name=r[1], key=r[2], type=r[3])
+
+    @staticmethod
+    def _fact(r: sqlite3.Row) -> Fact:
+        return Fact(id=r[0], subject_id=r[1], predicate=r[2], object_id=r[3], passage_id=r[4], subject=r[5],
+                    object=r[6])
+
     def entities(self, ids: Iterable[str]) -> list[Entity]:
-        return self._records("SELECT id, name, key, type FROM entities WHERE id IN", ids,
-                             lambda r: Entity(id=r[0], name=r[1], key=r[2], type=r[3]))
+        return self._records(f"SELECT {self._ENTITY_COLUMNS} FROM entities WHERE id IN", ids, self._entity)
 
     def facts(self, ids: Iterable[str]) -> list[Fact]:
-        return self._records(
-            "SELECT id, subject_id, predicate, object_id, passage_id, subject, object FROM facts WHERE id IN", ids,
-            lambda r: Fact(id=r[0], subject_id=r[1], predicate=r[2], object_id=r[3], passage_id=r[4],
-                           subject=r[5], object=r[6]),
-        )
+        return self._records(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN", ids, self._fact)
 
     def keyword_search(self, query: str, k: int, spaces: Spaces = None) -> list[tuple[str, float]]:
         match = _fts_query(query)

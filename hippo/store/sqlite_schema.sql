@@ -81,6 +81,13 @@ CREATE TABLE IF NOT EXISTS vectors (
   vector BLOB NOT NULL
 ) WITHOUT ROWID;
 
+-- Re-embedding (`hippo reembed`): vectors of the new model or backend, named in meta 'staged_embedding',
+-- swapped into `vectors` by one transaction once every record's text has one.
+CREATE TABLE IF NOT EXISTS vectors_staged (
+  hash   TEXT PRIMARY KEY,
+  vector BLOB NOT NULL
+) WITHOUT ROWID;
+
 -- Small values that are not graph records: per-space settings, registries, caches.
 CREATE TABLE IF NOT EXISTS kv (
   namespace TEXT NOT NULL,
