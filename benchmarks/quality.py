@@ -26,6 +26,7 @@ import argparse
 import hashlib
 import json
 import re
+import sqlite3
 import sys
 import tempfile
 from collections import defaultdict
@@ -52,6 +53,7 @@ from hippo.datasets import Dataset, Question, load_dataset  # noqa: E402
 from hippo.embed import Embedder, SentenceEmbedder  # noqa: E402
 from hippo.evaluation import recall_at  # noqa: E402
 from hippo.extract import Extractor, OpenIEImport, SpacyExtractor  # noqa: E402
+from hippo.ids import text_hash  # noqa: E402
 from hippo.memory.engine import Memory  # noqa: E402
 from hippo.memory.indexing import split_documents, validate_documents  # noqa: E402
 from hippo.store import SQLiteStore  # noqa: E402
@@ -135,6 +137,41 @@ class CachedEmbedder:
         return np.stack([self._memo[t] for t in texts])
 
 
+class ReusedVectors:
+    """An embedder that first looks a text up among the vectors of sibling caches.
+
+    A variant cache (another extractor revision, a chunking change) holds mostly
+    texts a sibling cache of the same set already embedded with the same model;
+    reading those vectors makes building it cost its new texts only. Only caches
+    whose bound model is this embedder's are read, and read-only.
+    """
+
+    def __init__(self, inner: Embedder, siblings: list[Path]) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self._known: dict[str, np.ndarray] = {}
+        for path in siblings:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+                if meta.get("embedding_model") == inner.name and meta.get("embedding_dim") == str(inner.dim):
+                    for h, blob in db.execute("SELECT hash, vector FROM vectors"):
+                        self._known.setdefault(h, np.frombuffer(blob, dtype=np.float32))
+            except sqlite3.Error:
+                continue  # not a hippo cache, or one being written: embed instead
+            finally:
+                db.close()
+        self.reused = 0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        hashes = [text_hash(t) for t in texts]
+        missing = [t for t, h in zip(texts, hashes, strict=True) if h not in self._known]
+        fresh = dict(zip(missing, self.inner.encode(missing), strict=True)) if missing else {}
+        self.reused += len(texts) - len(missing)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([fresh[t] if t in fresh else self._known[h] for t, h in zip(texts, hashes, strict=True)])
+
+
 def question_type(question: Question) -> str:
     """MuSiQue ``3hop1`` -> ``3hop``; HotpotQA ``bridge``/``comparison`` as given; else ``all``."""
     match = re.match(r"(\d+hop)", question.type)
@@ -192,9 +229,14 @@ def open_indexed(dataset: Dataset, kind: str, settings: hippo.Settings, embedder
     info = IndexInfo(path=str(path), reused=have == want, seconds=0.0)
     if have != want:
         extractor = make_extractor(kind, dataset)
+        siblings = [p for p in sorted(path.parent.glob(f"{dataset.name}-*.db")) if p != path]
+        reuse = ReusedVectors(embedder, siblings)
+        builder = Memory(memory.store, settings=settings, embedder=reuse)
         log(f"indexing {dataset.name} with {kind}: {want} passages ({have} cached) -> {path}")
         with Stopwatch() as watch:
-            result = memory.index(dataset.documents, extractor=extractor, progress=progress_printer(kind))
+            result = builder.index(dataset.documents, extractor=extractor, progress=progress_printer(kind))
+        log(f"  {reuse.reused} vectors reused from {len(siblings)} sibling cache(s)")
+        memory = Memory(memory.store, settings=settings, embedder=embedder)
         info.seconds, info.timings = watch.seconds, dict(result.timings)
         if isinstance(extractor, OpenIEImport):
             info.openie_missed, info.openie_chunks = extractor.missed, extractor.chunks
