@@ -80,28 +80,27 @@ REFERENCE_R5: dict[str, dict[str, str]] = {
 
 # name -> overrides. The defaults are picked from these rows, so each varies one thing.
 ABLATION: dict[str, dict[str, Any]] = {
-    "fact seeds only (share 1.0)": {"fact_seed_share": 1.0},
-    "entity seeds only (share 0.0)": {"fact_seed_share": 0.0},
-    "readout passage": {"passage_readout": "passage"},
+    # Issue 14's levers, each taken out alone; the first row is recall as it was before them.
+    "levers off (title seeds 0, no bridge)": {"title_weight": 0.0, "bridge_weight": 0.0},
+    "no title seeds": {"title_weight": 0.0},
+    "no bridge hop": {"bridge_weight": 0.0},
+    "title_weight 0.5": {"title_weight": 0.5},
+    "title_weight 2.0": {"title_weight": 2.0},
+    "bridge_weight 0.5": {"bridge_weight": 0.5},
+    "bridge_weight 2.0": {"bridge_weight": 2.0},
+    "bridge_passages 1": {"bridge_passages": 1},
+    "bridge_passages 5": {"bridge_passages": 5},
+    "bridge_top_k 10": {"bridge_top_k": 10},
+    "chain first hop as a fact query": {"hop_fact_queries": True},
+    # Read-outs (incidence now divided by entity strength), prior and seed mix.
     "readout incidence": {"passage_readout": "incidence"},
     "readout blend": {"passage_readout": "blend"},
-    "passage_weight 0.01": {"passage_weight": 0.01},
     "passage_weight 0.05": {"passage_weight": 0.05},
     "passage_weight 0.2": {"passage_weight": 0.2},
-    # Candidate defaults: the passage node's own mass read out, with a stronger dense prior.
-    "readout passage + pw 0.2": {"passage_readout": "passage", "passage_weight": 0.2},
-    "readout passage + pw 0.5": {"passage_readout": "passage", "passage_weight": 0.5},
-    "readout passage + pw 1.0": {"passage_readout": "passage", "passage_weight": 1.0},
-    "readout passage + pw 0.5 + share 0.25": {"passage_readout": "passage", "passage_weight": 0.5,
-                                              "fact_seed_share": 0.25},
-    # HippoRAG 1 linking: each query phrase seeds only its nearest entity.
-    "link_top_k 1": {"link_top_k": 1},
-    "link_top_k 1 + readout passage + pw 0.5": {"link_top_k": 1, "passage_readout": "passage",
-                                                "passage_weight": 0.5},
-    "link_top_k 1 + readout passage + pw 0.5 + share 0.25": {"link_top_k": 1, "passage_readout": "passage",
-                                                             "passage_weight": 0.5, "fact_seed_share": 0.25},
-    "link_top_k 1 + readout passage + pw 0.5 + share 0.0": {"link_top_k": 1, "passage_readout": "passage",
-                                                            "passage_weight": 0.5, "fact_seed_share": 0.0},
+    "no passage prior (graph only)": {"passage_weight": 0.0},
+    "no BM25 in the prior": {"keyword_prior_share": 0.0},
+    "fact seeds only (share 1.0)": {"fact_seed_share": 1.0},
+    "entity seeds only (share 0.0)": {"fact_seed_share": 0.0},
 }
 
 

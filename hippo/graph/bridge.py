@@ -8,11 +8,12 @@ passage; the passage it needs next is about an entity X's passage mentions
 the second walk restarts there: at the entities of the passages the first
 walk ranked highest, weighted by that passage's mass and by how specific the
 entity is. Entities found in one passage only lead nowhere and are skipped.
+An entity takes its best passage's weight, not the sum over them: what all
+the top passages share is their common topic, which the first walk covered
+(summing: R@5 -0.5 on MuSiQue, -1.0 on HotpotQA).
 """
 
 from __future__ import annotations
-
-from collections import defaultdict
 
 import numpy as np
 from scipy import sparse
@@ -26,20 +27,20 @@ def bridge_seeds(mass: np.ndarray, passage_vertices: np.ndarray, incidence: spar
 
     ``mass`` is the first walk's score of each passage in ``passage_vertices``;
     the ``passages`` best give their entities ``mass / best mass / passages
-    mentioning the entity``, summed; the ``k`` heaviest are kept.
+    mentioning the entity`` (the best such value); the ``k`` heaviest are kept.
     """
     top = [i for i in top_indices(mass, passages) if mass[i] > 0]
     if not top:
         return {}
     best = float(mass[top[0]])
-    weights: dict[int, float] = defaultdict(float)
+    weights: dict[int, float] = {}
     for i in top:
         row = incidence[int(passage_vertices[i])]
         share = float(mass[i]) / best
         for entity in row.indices:
             count = passage_count[entity]
             if count > 1:
-                weights[int(entity)] += share / count
+                weights[int(entity)] = max(weights.get(int(entity), 0.0), share / count)
     seeds = top_k(dict(weights), k)
     if not seeds:
         return {}
