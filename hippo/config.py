@@ -53,6 +53,11 @@ class Settings(BaseSettings):
     damping: float = Field(0.5, gt=0.0, lt=1.0)
     passage_readout: PassageReadout = "passage"
     readout_blend: float = Field(0.5, ge=0.0, le=1.0, description="share of the passage-node reading")
+    hop_fact_queries: bool = Field(False, description="also query facts with the first hop of an 'X of Y' chain")
+    title_weight: float = Field(1.0, ge=0.0, description="reset weight of a passage whose title the query names")
+    bridge_weight: float = Field(1.0, ge=0.0, description="second walk: weight of the bridge-entity seeds (0: off)")
+    bridge_passages: int = Field(3, ge=1, le=50, description="first-walk passages whose entities seed the bridge")
+    bridge_top_k: int = Field(5, ge=1, le=100, description="bridge-entity seeds kept")
 
     # Small-text memory (remember / forget).
     remember_embed_timeout: float = Field(3.0, gt=0.0, le=600.0,

@@ -36,6 +36,11 @@ class GraphView:
     incidence: sparse.csr_matrix  # vertex x vertex, passage row -> entity column
 
     @cached_property
+    def strength(self) -> np.ndarray:
+        """Per vertex: the summed weight of its edges in this view (the walk's normalizer)."""
+        return np.asarray(self.graph.strength(weights="weight"), dtype=np.float64)
+
+    @cached_property
     def transition(self) -> Transition:
         """The walk's step matrix, built on first recall and kept with the view."""
         return Transition.of(self.graph)

@@ -126,7 +126,7 @@ class Memory:
         if self._state.unembedded:  # left by an earlier process whose embedding timed out
             self._background.wake()
         self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases,
-                                  fact_filter=self.llm.fact_filter)
+                                  fact_filter=self.llm.fact_filter, query_hops=self._query_parser.query_hops)
         self._expander = ClueExpander(self.settings, self.embedder.encode, writer=self.llm.clue_writer)
 
     @classmethod

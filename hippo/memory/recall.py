@@ -19,6 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from hippo.config import Settings
+from hippo.graph.bridge import bridge_seeds
 from hippo.graph.ppr import power_pagerank
 from hippo.graph.projection import GraphView
 from hippo.graph.scoring import (
@@ -31,6 +32,7 @@ from hippo.graph.scoring import (
     top_indices,
 )
 from hippo.memory.state import DerivedState
+from hippo.memory.titles import title_seeds
 from hippo.models import Clue, Seed, Strategy
 from hippo.store.base import Spaces
 
@@ -84,11 +86,13 @@ class Recaller:
     """Recall over one derived state. Holds no data of its own."""
 
     def __init__(self, settings: Settings, embed: Callable[[list[str]], np.ndarray],
-                 query_phrases: Callable[[str], list[str]], fact_filter: FactFilter | None = None) -> None:
+                 query_phrases: Callable[[str], list[str]], fact_filter: FactFilter | None = None,
+                 query_hops: Callable[[str], list[str]] | None = None) -> None:
         self.settings = settings
         self._embed = embed
         self._phrases = query_phrases
         self._filter = fact_filter
+        self._hops = query_hops
 
     def rank(self, query: str, state: DerivedState, spaces: Spaces, *, n: int, k: int,
              lookup: Lookup) -> RankedPassages:
@@ -99,13 +103,14 @@ class Recaller:
         if len(view.passage_vertices) == 0:
             return RankedPassages.fallback("empty", view, query, [], {}, timings)
         phrases = self._phrases(query)
-        vectors = self._embed([query, *phrases])
-        q, phrase_vectors = vectors[0], vectors[1:]
+        hops = self._hops(query) if self._hops is not None and s.hop_fact_queries else []
+        vectors = self._embed([query, *phrases, *hops])
+        q, phrase_vectors, hop_vectors = vectors[0], vectors[1 : 1 + len(phrases)], vectors[1 + len(phrases) :]
         timings["embed"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
         visible_rows, dense = self._dense(state, view, q)
-        kept, fact_scores = self._facts(state, view, q)
+        kept, fact_scores = self._facts(state, view, np.vstack([q, hop_vectors]) if len(hops) else q)
         links = self._links(state, view, phrase_vectors)
         timings["seeds"] = time.perf_counter() - clock
         notes: list[str] = []
@@ -134,11 +139,19 @@ class Recaller:
             reset[v] += w
         reset[visible_vertices] += s.passage_weight * self._prior(query, dense, visible_vertices, state, spaces,
                                                                   lookup)
-        ppr = power_pagerank(view.transition, reset, s.damping)
+        for v, w in title_seeds(state.titles, query, view.visible_passage).items():
+            reset[v] += s.title_weight * w
+        mass = self._walk(view, reset)
+        if s.bridge_weight > 0:  # the second hop: restart also at the entities of the best passages
+            bridge = bridge_seeds(mass, view.passage_vertices, view.incidence, view.passage_count,
+                                  passages=s.bridge_passages, k=s.bridge_top_k)
+            for v, w in bridge.items():
+                reset[v] += s.bridge_weight * w
+            if bridge:  # the second walk also restarts at the first seeds: it ranks on its own
+                mass = self._walk(view, reset)
         timings["ppr"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        mass = passage_mass(ppr, view.passage_vertices, view.incidence, s.passage_readout, s.readout_blend)
         vertex_ids = state.projection.record_ids
         order = top_indices(mass, ranking_k)
         ranked_vertices = view.passage_vertices[order]
@@ -163,6 +176,13 @@ class Recaller:
                               query_vector=q, fact_scores=fact_scores)
 
     # -- pieces --------------------------------------------------------------------
+
+    def _walk(self, view: GraphView, reset: np.ndarray) -> np.ndarray:
+        """PPR from ``reset``, read out as one score per visible passage (``view.passage_vertices``)."""
+        s = self.settings
+        ppr = power_pagerank(view.transition, reset, s.damping)
+        return passage_mass(ppr, view.passage_vertices, view.incidence, s.passage_readout, s.readout_blend,
+                            strength=view.strength)
 
     def _recognise(self, query: str, state: DerivedState, kept: list[int], scores: list[float],
                    lookup: Lookup) -> tuple[list[int], list[float], str | None]:
@@ -203,7 +223,10 @@ class Recaller:
         return rows, state.passages.scores(q)[rows]
 
     def _facts(self, state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[list[int], list[float]]:
-        """The top facts (distinct texts) among visible ones, with min-max scores."""
+        """The top facts (distinct texts) among visible ones, with min-max scores.
+
+        ``q`` is the query vector, or a matrix of it and the first hops of its chain: a fact
+        then scores its best cosine with any of them."""
         top_k = self.settings.fact_top_k
         if not len(state.facts) or top_k == 0:
             return [], []
@@ -212,6 +235,8 @@ class Recaller:
         if not len(rows):
             return [], []
         raw = state.facts.scores(q)[rows]
+        if raw.ndim == 2:
+            raw = raw.max(axis=1)
         scaled = minmax(raw)
         hashes = state.facts.hashes
         chosen = top_distinct(raw, [hashes[r] for r in rows], top_k, depth=top_k * 8)

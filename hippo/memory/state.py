@@ -16,6 +16,7 @@ from hippo.config import Settings
 from hippo.errors import StoreError
 from hippo.graph.projection import GraphProjection
 from hippo.memory.keywords import KeywordIndex
+from hippo.memory.titles import TitleIndex
 from hippo.memory.vectors import VectorIndex
 from hippo.models import Entity, Fact, Passage
 from hippo.store.base import GraphData, Store, VectorKind, WriteBatch, embed_hash
@@ -29,6 +30,7 @@ class DerivedState:
     entities: VectorIndex
     facts: VectorIndex
     keywords: KeywordIndex = field(default_factory=KeywordIndex)  # BM25 rows are passage vertices
+    titles: TitleIndex = field(default_factory=TitleIndex)  # passage titles -> passage vertices
     # Per fact row: (subject id, object id, passage id), aligned with ``facts``.
     fact_ends: list[tuple[str, str, str]] = field(default_factory=list)
     # Graph records stored without a vector yet (a remember whose embedding timed out):
@@ -73,6 +75,8 @@ class DerivedState:
         vertex = state.projection.vertex
         for pid, text in data.texts.items():
             state.keywords.add(vertex[pid], text)
+        for pid, title in data.titles.items():
+            state.titles.add(vertex[pid], title)
         for kind, ids, index in (("passage", [pid for pid, _ in data.passages], state.passages),
                                  ("entity", data.entities, state.entities),
                                  ("fact", [f[0] for f in data.facts], state.facts)):
@@ -103,6 +107,8 @@ class DerivedState:
         ))
         for p in passages:
             self.keywords.add(known[p.id], p.embed_text)
+            if p.title:
+                self.titles.add(known[p.id], p.title)
         self.projection.retire(batch.retire)
         self.projection.revive(batch.revive)
         self.add_vectors([*passages, *entities, *facts], vectors)

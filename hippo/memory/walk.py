@@ -104,7 +104,7 @@ def seed_walk(memory: Memory, seed_weights: Mapping[str, float], *, spaces: Spac
     settings = memory.settings
     ppr = power_pagerank(view.transition, reset, settings.damping)
     mass = passage_mass(ppr, view.passage_vertices, view.incidence, settings.passage_readout,
-                        settings.readout_blend)
+                        settings.readout_blend, strength=view.strength)
     order = [i for i in top_indices(mass, max(k * 4, 50)) if mass[i] > 0]
     ranking = [(projection.record_ids[view.passage_vertices[i]], float(mass[i])) for i in order]
     passages = {p.id: p for p in memory.store.passages(pid for pid, _ in ranking)}

@@ -141,6 +141,7 @@ class GraphData:
     mentions: list[tuple[str, str]]  # (passage id, entity id)
     synonyms: list[tuple[str, str, float]]
     texts: dict[str, str] = field(default_factory=dict)  # live passage id -> embed text (keyword index)
+    titles: dict[str, str] = field(default_factory=dict)  # live passage id -> title, where it has one
 
 
 @runtime_checkable

@@ -328,6 +328,7 @@ class Neo4jStore(Neo4jEmbeddings):
         rows = self._read("graph_passages", doing)
         passages = [(r["id"], r["space"]) for r in rows]
         texts = {r["id"]: f"{r['title']}\n{r['text']}" if r["title"] else r["text"] for r in rows}
+        titles = {r["id"]: r["title"] for r in rows if r["title"]}
         entities = [r["id"] for r in self._read("graph_entities", doing)]
         facts = [(r["id"], r["subject_id"], r["object_id"], r["passage_id"])
                  for r in self._read("graph_facts", doing)]
@@ -335,7 +336,7 @@ class Neo4jStore(Neo4jEmbeddings):
         live = set(entities)
         synonyms = [(r["a"], r["b"], float(r["score"])) for r in self._read("graph_synonyms", doing)
                     if r["a"] in live and r["b"] in live]
-        return GraphData(passages, entities, facts, mentions, synonyms, texts)
+        return GraphData(passages, entities, facts, mentions, synonyms, texts, titles)
 
     def embed_texts(self) -> dict[str, str]:
         doing = "reading every record's text"

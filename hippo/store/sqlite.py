@@ -213,6 +213,7 @@ class SQLiteStore(SQLiteEmbeddings):
             ).fetchall()
             passages = [(r[0], r[1]) for r in rows]
             texts = {r[0]: f"{r[2]}\n{r[3]}" if r[2] else r[3] for r in rows}
+            titles = {r[0]: r[2] for r in rows if r[2]}
             facts = db.execute(
                 "SELECT f.id, f.subject_id, f.object_id, f.passage_id FROM facts f "
                 "JOIN passages p ON p.id = f.passage_id WHERE p.forgotten_at IS NULL ORDER BY f.rowid"
@@ -231,7 +232,7 @@ class SQLiteStore(SQLiteEmbeddings):
                 (a, b, s) for a, b, s in db.execute("SELECT a, b, score FROM synonyms")
                 if a in live and b in live
             ]
-        return GraphData(passages, entities, facts, mentions, synonyms, texts)
+        return GraphData(passages, entities, facts, mentions, synonyms, texts, titles)
 
     _VECTOR_QUERIES = {
         "passage": "SELECT r.id, r.embed_hash, v.vector FROM passages r JOIN vectors v "
