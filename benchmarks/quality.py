@@ -38,26 +38,50 @@ from typing import Any
 import numpy as np
 
 try:
-    from benchmarks.common import (CACHE, RESULTS, Stopwatch, igraph_single_thread, log, machine_info,
-                                   machine_line, make_settings, markdown_table, offline, parse_overrides,
-                                   progress_printer, write_outputs)
+    from benchmarks.common import (
+        CACHE,
+        RESULTS,
+        Stopwatch,
+        igraph_single_thread,
+        log,
+        machine_info,
+        machine_line,
+        make_settings,
+        markdown_table,
+        offline,
+        parse_overrides,
+        progress_printer,
+        write_outputs,
+    )
 except ImportError:  # run as ``python benchmarks/quality.py``
-    from common import (CACHE, RESULTS, Stopwatch, igraph_single_thread, log, machine_info,  # type: ignore
-                        machine_line, make_settings, markdown_table, offline, parse_overrides, progress_printer,
-                        write_outputs)
+    from common import (  # type: ignore
+        CACHE,
+        RESULTS,
+        Stopwatch,
+        igraph_single_thread,
+        log,
+        machine_info,
+        machine_line,
+        make_settings,
+        markdown_table,
+        offline,
+        parse_overrides,
+        progress_printer,
+        write_outputs,
+    )
 
 offline()
 
-import hippo  # noqa: E402  (after offline(): the embedder must never reach a hub)
-from hippo.datasets import Dataset, Question, load_dataset  # noqa: E402
-from hippo.embed import Embedder, backend_of, open_embedder  # noqa: E402
-from hippo.evaluation import recall_at  # noqa: E402
-from hippo.extract import Extractor, OpenIEImport, SpacyExtractor  # noqa: E402
-from hippo.ids import text_hash  # noqa: E402
-from hippo.memory.engine import Memory  # noqa: E402
-from hippo.memory.indexing import split_documents, validate_documents  # noqa: E402
-from hippo.store import SQLiteStore  # noqa: E402
-from hippo.store.base import vector_family  # noqa: E402
+import hippo
+from hippo.datasets import Dataset, Question, load_dataset
+from hippo.embed import Embedder, backend_of, open_embedder
+from hippo.evaluation import recall_at
+from hippo.extract import Extractor, OpenIEImport, SpacyExtractor
+from hippo.ids import text_hash
+from hippo.memory.engine import Memory
+from hippo.memory.indexing import split_documents, validate_documents
+from hippo.store import SQLiteStore
+from hippo.store.base import vector_family
 
 # The tuning sets, reported together: a change that gains on one and loses on another shows at once.
 SETS = {"hipporag_musique_train100": "MuSiQue", "hipporag_hotpotqa_train100": "HotpotQA",
@@ -318,7 +342,7 @@ def graph_ranker(memory: Memory, latency: list[float] | None = None) -> tuple[Ra
 def run_baselines(memory: Memory, dataset: Dataset, questions: Sequence[Question]) -> list[MethodResult]:
     results = []
     for mode in BASELINES:
-        rank: Ranker = lambda query, mode=mode: memory.retrieve(query, k=HITS, mode=mode)  # noqa: E731
+        rank: Ranker = lambda query, mode=mode: memory.retrieve(query, k=HITS, mode=mode)
         results.append(evaluate(mode, "–", dataset, questions, rank))
         log(f"  {mode}: R@5 {results[-1].recall[5]:.1f} ({results[-1].seconds:.1f}s)")
     return results
@@ -444,7 +468,7 @@ def render_summary(runs: list[SetRun], combined: dict[str, Any]) -> str:
         sets = [run for run in runs if run.ablation]
         head = ["variant", "extractor"]
         for run in sets:
-            head += [f"{short_name(run.dataset.name)} R@2", f"R@5", "ΔR@5"]
+            head += [f"{short_name(run.dataset.name)} R@2", "R@5", "ΔR@5"]
         head += ["p50 ms*"]
         table = []
         for name, extractor in labels:
