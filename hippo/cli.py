@@ -1,4 +1,4 @@
-"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, demo."""
+"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, demo, doctor."""
 
 from __future__ import annotations
 
@@ -377,6 +377,27 @@ def mcp(
             build_server(memory, principal=principal).run("stdio")
     except HippoError as exc:
         raise _fail(str(exc)) from None
+
+
+@app.command()
+def doctor(store: StoreOption = None, as_json: JsonOption = False) -> None:
+    """Check the installation: versions, store, models, encoder, Neo4j, LLM endpoint, API keys."""
+    from hippo.doctor import run
+
+    colours = {"ok": "green", "warn": "yellow", "fail": "red"}
+
+    def show(check: Any) -> None:
+        if not as_json:
+            status = f"[{colours[check.status]}]{check.status:>4}[/]"
+            out.print(f"{status} [bold]{check.name}[/bold]: {escape(check.detail)}", highlight=False, soft_wrap=True)
+            if check.fix:
+                out.print(f"       fix: {escape(check.fix)}", highlight=False, soft_wrap=True)
+
+    checks = run(store, on_check=show)
+    if as_json:
+        out.print_json(json.dumps([c.model_dump() for c in checks]))
+    if any(c.status == "fail" for c in checks):
+        raise typer.Exit(1)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
