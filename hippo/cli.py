@@ -147,15 +147,9 @@ def _print_recall(result: Any, width: int = 110) -> None:
         hits.add_column(column, overflow="fold" if column == "text" else "ellipsis")
     for rank, hit in enumerate(result.hits, 1):
         text = hit.text if len(hit.text) <= width else hit.text[: width - 1] + "…"
-        hits.add_row(str(rank), f"{hit.score:.4f}", hit.title, *([_where(hit)] if located else []), text)
+        hits.add_row(str(rank), f"{hit.score:.4f}", hit.title, *([hit.location] if located else []), text)
     out.print(hits)
 
-
-def _where(hit: Any) -> str:
-    """``docs/guide.pdf p.3 › Install › Linux``: a hit's source, page and heading path."""
-    parts = [hit.source or "", f"p.{hit.page}" if hit.page is not None else ""]
-    place = " ".join(p for p in parts if p)
-    return " › ".join(x for x in (place, *hit.headings) if x)
 
 
 @app.command()
@@ -190,7 +184,7 @@ def retrieve(
         out.print_json(json.dumps([h.model_dump(by_alias=True) for h in hits]))
         return
     for rank, hit in enumerate(hits, 1):
-        where = f" [dim]({_where(hit)})[/dim]" if hit.source or hit.headings else ""
+        where = f" [dim]({hit.location})[/dim]" if hit.source or hit.headings else ""
         out.print(f"{rank}. [{hit.score:.4f}] [bold]{hit.title}[/bold]{where} {hit.text[:100]}")
 
 
@@ -382,18 +376,9 @@ def mcp(
 @app.command()
 def doctor(store: StoreOption = None, as_json: JsonOption = False) -> None:
     """Check the installation: versions, store, models, encoder, Neo4j, LLM endpoint, API keys."""
-    from hippo.doctor import run
+    from hippo.doctor import markup, run
 
-    colours = {"ok": "green", "warn": "yellow", "fail": "red"}
-
-    def show(check: Any) -> None:
-        if not as_json:
-            status = f"[{colours[check.status]}]{check.status:>4}[/]"
-            out.print(f"{status} [bold]{check.name}[/bold]: {escape(check.detail)}", highlight=False, soft_wrap=True)
-            if check.fix:
-                out.print(f"       fix: {escape(check.fix)}", highlight=False, soft_wrap=True)
-
-    checks = run(store, on_check=show)
+    checks = run(store, on_check=None if as_json else lambda c: out.print(markup(c), highlight=False, soft_wrap=True))
     if as_json:
         out.print_json(json.dumps([c.model_dump() for c in checks]))
     if any(c.status == "fail" for c in checks):

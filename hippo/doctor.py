@@ -32,6 +32,15 @@ class Check(BaseModel):
     fix: str | None = None
 
 
+def markup(check: Check) -> str:
+    """One check for a terminal (rich markup): coloured status, name, what was found, the fix."""
+    from rich.markup import escape
+
+    colour = {"ok": "green", "warn": "yellow", "fail": "red"}[check.status]
+    text = f"[{colour}]{check.status:>4}[/] [bold]{check.name}[/bold]: {escape(check.detail)}"
+    return text + (f"\n       fix: {escape(check.fix)}" if check.fix else "")
+
+
 def _version(name: str) -> str | None:
     try:
         return metadata.version(name)

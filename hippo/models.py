@@ -170,6 +170,12 @@ class Hit(_Model):
     page: int | None = None
     headings: list[str] = Field(default_factory=list)
 
+    @property
+    def location(self) -> str:
+        """Where the hit's text sits, for people: ``docs/guide.pdf p.3 › Install › Linux``."""
+        place = " ".join(x for x in (self.source or "", f"p.{self.page}" if self.page is not None else "") if x)
+        return " › ".join(x for x in (place, *self.headings) if x)
+
 
 class RecallResult(_Model):
     query: str
