@@ -182,6 +182,16 @@ def test_a_format_refused_with_a_server_error_steps_down_without_retrying():
     assert client.json_level == "object" and usage.since()["ner"]["retries"] == 2
 
 
+def test_gemma_270m_answers_replayed():
+    """Answers Gemma 3 270M (Q4_K_M) gave through llama.cpp's server under json_object
+    (benchmarks/llm_local.py): its list repeated under a second key is read once."""
+    ner = ('{"named_entities": ["Adolescence", "Psychology", "Gender", "Identity"], '
+           '"name": ["Adolescence", "Psychology", "Gender", "Identity"]}\n ')
+    with FakeOpenAI(lambda request: ner) as server:
+        answer = _client(server).complete("ner", ner_messages("x"), schema=NER_SCHEMA).text
+    assert parse_entities(answer) == ["Adolescence", "Psychology", "Gender", "Identity"]
+
+
 def test_pinned_json_mode_does_not_step_down():
     with FakeOpenAI(lambda r: "{}", refuse_formats=frozenset({"json_schema"})) as server:
         client = _client(server, json_mode="schema")
