@@ -129,6 +129,10 @@ def _pdf(path: Path) -> Converted:
         pages = _pdf_pages(document, path)
         outline = _outline(document)
         title = (document.get_metadata_value("Title") or "").strip() or None
+    except (MissingExtra, OSError):
+        raise
+    except Exception as exc:  # opened, but its pages cannot be read (pdfminer, pdfplumber errors)
+        raise UnreadableFile(f"is not a readable PDF ({type(exc).__name__}: {_first_line(exc)})") from None
     finally:
         document.close()
     for page, entries in outline.items():
