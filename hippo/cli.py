@@ -1,4 +1,5 @@
-"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, reembed, demo."""
+"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, reembed, demo,
+doctor."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from packages, never
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from hippo.errors import HippoError, InvalidInput
+from hippo.errors import HippoError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 out = Console()
@@ -54,30 +56,22 @@ def _with_memory(store: str | None, work: Callable[[Any], T]) -> T:
         raise _fail(str(exc)) from None
 
 
-def _read_documents(path: Path) -> list[Any]:
-    from hippo.datasets import corpus_documents, read_json
+def _read_files(paths: list[Path], space: str | None) -> Any:
+    """Every supported file under ``paths``, with a bar advancing per file; a bad file is one error."""
+    from hippo.config import Settings
+    from hippo.documents import read_paths
+    from hippo.memory.indexing import validate_documents
 
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.suffix in {".json", ".jsonl", ".txt", ".md"})
-        return [doc for f in files for doc in _read_documents(f)]
-    if not path.exists():
-        raise InvalidInput("path", f"{path} does not exist")
-    if path.suffix == ".json":
-        return corpus_documents(read_json(path), source=path.name)
-    if path.suffix == ".jsonl":
-        rows = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise InvalidInput("path", f"{path} line {n} is not valid JSON: {exc.msg}") from exc
-        return corpus_documents(rows, source=path.name)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput("path", f"{path} is not valid UTF-8 (byte {exc.start})") from exc
-    return corpus_documents([{"title": path.stem, "text": text}], source=path.name)
+    settings = Settings()
+    with Progress(TextColumn("{task.description:>10}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                  TextColumn("[dim]{task.fields[file]}"), console=err, transient=True) as bar:
+        task = bar.add_task("read", total=None, file="")
+
+        def on_file(path: Path, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, file=path.name)
+
+        return read_paths(paths, space=space, on_file=on_file,
+                          check=lambda docs: validate_documents(docs, settings, space))
 
 
 @contextmanager
@@ -102,30 +96,47 @@ def _index(memory: Any, documents: list[Any], *, space: str | None = None, extra
 
 @app.command()
 def index(
-    paths: Annotated[list[Path], typer.Argument(help="JSON ([{title,text}]), JSONL, .txt/.md files or folders")],
+    paths: Annotated[list[Path], typer.Argument(help="files and folders: PDF, HTML, DOCX, PPTX, Markdown, text, "
+                                                     "JSON ([{title,text}]) and JSONL corpora")],
     store: StoreOption = None,
     space: Annotated[str | None, typer.Option(help="space the passages belong to [default org]")] = None,
     openie: Annotated[Path | None, typer.Option(help="HippoRAG OpenIE results file to take triples from")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Index documents into the knowledge graph (already stored passages are skipped)."""
+    """Index documents into the knowledge graph (already stored passages are skipped).
+
+    Folders are read recursively; unsupported files are skipped and counted, and a file
+    that cannot be read is one error line naming it while the rest is indexed (exit code 1).
+    """
     try:
-        documents = [doc for path in paths for doc in _read_documents(path)]
+        reading = _read_files(paths, space)
+        for problem in reading.errors:
+            err.print(f"[red]error:[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
+        if not reading.documents:
+            raise _fail(f"nothing to index in {', '.join(map(str, paths))}"
+                        + (f" ({len(reading.errors)} failed)" if reading.errors else ""))
         with _memory(store) as memory:
             extractor = None
             if openie is not None:
                 from hippo.extract import OpenIEImport
 
                 extractor = OpenIEImport.from_file(openie, fallback=memory.extractor)
-            result = _index(memory, documents, space=space, extractor=extractor)
+            result = _index(memory, reading.documents, space=space, extractor=extractor)
     except HippoError as exc:
         raise _fail(str(exc)) from None
+    files = {"files": len(reading.files), "skipped": dict(reading.skipped), "failed": [str(e) for e in reading.errors]}
     if as_json:
-        out.print_json(result.model_dump_json())
-        return
-    out.print(f"indexed {result.documents} documents: {result.passages_added} new passages "
-              f"({result.passages_unchanged} unchanged), {result.entities_added} entities, "
-              f"{result.facts_added} facts, {result.synonyms_added} synonym edges; revision {result.revision}")
+        out.print_json(json.dumps({**result.model_dump(mode="json"), **files}))
+    else:
+        skipped = ", ".join(f"{n} {suffix}" for suffix, n in sorted(reading.skipped.items()))
+        out.print(f"read {len(reading.files)} files" + (f", skipped {reading.skipped_total} unsupported ({skipped})"
+                                                        if skipped else "")
+                  + (f", {len(reading.errors)} failed" if reading.errors else ""), highlight=False)
+        out.print(f"indexed {result.documents} documents: {result.passages_added} new passages "
+                  f"({result.passages_unchanged} unchanged), {result.entities_added} entities, "
+                  f"{result.facts_added} facts, {result.synonyms_added} synonym edges; revision {result.revision}")
+    if reading.errors:
+        raise typer.Exit(1)
 
 
 def _print_recall(result: Any, width: int = 110) -> None:
@@ -139,12 +150,14 @@ def _print_recall(result: Any, width: int = 110) -> None:
         clues.add_row(f"{clue.weight or 0:.3f}", clue.kind, clue.query or "", ", ".join(clue.seed_ids))
     out.print(clues)
     hits = Table(title="draft hits", title_justify="left", show_edge=False)
-    for column in ("#", "score", "title", "text"):
+    located = any(hit.source or hit.page or hit.headings for hit in result.hits)
+    for column in ("#", "score", "title", *(["where"] if located else []), "text"):
         hits.add_column(column, overflow="fold" if column == "text" else "ellipsis")
     for rank, hit in enumerate(result.hits, 1):
         text = hit.text if len(hit.text) <= width else hit.text[: width - 1] + "…"
-        hits.add_row(str(rank), f"{hit.score:.4f}", hit.title, text)
+        hits.add_row(str(rank), f"{hit.score:.4f}", hit.title, *([hit.location] if located else []), text)
     out.print(hits)
+
 
 
 @app.command()
@@ -179,7 +192,8 @@ def retrieve(
         out.print_json(json.dumps([h.model_dump(by_alias=True) for h in hits]))
         return
     for rank, hit in enumerate(hits, 1):
-        out.print(f"{rank}. [{hit.score:.4f}] [bold]{hit.title}[/bold] {hit.text[:100]}")
+        where = f" [dim]({hit.location})[/dim]" if hit.source or hit.headings else ""
+        out.print(f"{rank}. [{hit.score:.4f}] [bold]{hit.title}[/bold]{where} {hit.text[:100]}")
 
 
 def _print_model(result: Any) -> None:
@@ -383,6 +397,18 @@ def mcp(
             build_server(memory, principal=principal).run("stdio")
     except HippoError as exc:
         raise _fail(str(exc)) from None
+
+
+@app.command()
+def doctor(store: StoreOption = None, as_json: JsonOption = False) -> None:
+    """Check the installation: versions, store, models, encoder, Neo4j, LLM endpoint, API keys."""
+    from hippo.doctor import markup, run
+
+    checks = run(store, on_check=None if as_json else lambda c: out.print(markup(c), highlight=False, soft_wrap=True))
+    if as_json:
+        out.print_json(json.dumps([c.model_dump() for c in checks]))
+    if any(c.status == "fail" for c in checks):
+        raise typer.Exit(1)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -155,10 +155,13 @@ def test_reembed_on_neo4j_replaces_the_cache_and_the_vector_index_properties(neo
     ids, hashes, matrix = store.load_vectors("entity")
     assert np.allclose(matrix, other.encode([texts[h] for h in hashes]), atol=1e-6)
     with neo4j.GraphDatabase.driver(neo4j_server["uri"], auth=(neo4j_server["user"], neo4j_server["password"])) as d:
-        rows, _, _ = d.execute_query("MATCH (p:Passage) RETURN p.embed_hash AS h, p.embedding AS e")
+        rows, _, _ = d.execute_query("MATCH (p:Passage) MATCH (v:PassageVector {hash: p.embed_hash}) "
+                                     "RETURN p.embed_hash AS h, v.embedding AS e")
         staged, _, _ = d.execute_query("MATCH (v:StagedVector) RETURN count(v) AS n")
-    assert staged[0]["n"] == 0
-    for row in rows:  # the vector index reads the new vectors too
+        on_records, _, _ = d.execute_query("MATCH (p:Passage) WHERE p.embedding IS NOT NULL RETURN count(p) AS n")
+    assert staged[0]["n"] == 0 and on_records[0]["n"] == 0
+    assert len(rows) == counts.passages
+    for row in rows:  # the vector index (over :PassageVector) reads the new vectors too
         assert np.allclose(row["e"], other.encode([texts[row["h"]]])[0], atol=1e-5)
     with Memory(store, embedder=other) as memory:
         assert memory.stats().passages == counts.passages

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from hippo.config import Settings
+from hippo.documents import expand_paths
 from hippo.embed import Embedder, open_embedder
 from hippo.errors import Conflict, InvalidInput
 from hippo.extract import Extractor, SpacyExtractor
@@ -213,9 +215,15 @@ class Memory:
 
     # -- writing -------------------------------------------------------------------
 
-    def index(self, documents: Iterable[Document | Mapping[str, Any] | str], *, space: str | None = None,
-              extractor: Extractor | None = None, progress: Progress | None = None) -> IndexResult:
+    def index(self, documents: Iterable[Document | Mapping[str, Any] | str | os.PathLike[str]], *,
+              space: str | None = None, extractor: Extractor | None = None,
+              progress: Progress | None = None) -> IndexResult:
         """Add documents. Passages already stored are skipped, so re-indexing is a no-op.
+
+        A ``pathlib.Path`` (a file or a folder) stands for the documents of its
+        files: PDF, HTML, DOCX, PPTX, Markdown, text, JSON/JSONL corpora
+        (``hippo.documents``). Passages are split on headings and pages and
+        keep their source path, page and heading path.
 
         Every document is validated before anything is written, so bad input
         writes nothing. Documents are then written in batches of
@@ -224,7 +232,7 @@ class Memory:
         it stopped (stored passages are skipped). One transaction for a whole
         corpus would not fit a database server's transaction memory.
         """
-        docs = validate_documents(documents, self.settings, space)
+        docs = validate_documents(expand_paths(documents, space=space), self.settings, space)
         size = self.settings.index_batch_documents
         batches = [docs[start : start + size] for start in range(0, len(docs), size)] or [[]]
         total = IndexResult(documents=len(docs))

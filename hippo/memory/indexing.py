@@ -14,6 +14,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from hippo.config import Settings
+from hippo.documents.sections import split_document
 from hippo.embed import Embedder
 from hippo.errors import InvalidInput
 from hippo.extract.base import Extraction, Extractor
@@ -22,7 +23,7 @@ from hippo.ids import document_id, entity_id, fact_id, passage_id
 from hippo.memory.state import DerivedState
 from hippo.models import Document, DocumentRecord, Entity, Fact, Mention, Passage, Synonym
 from hippo.store.base import Store, WriteBatch, embed_hash, embed_text
-from hippo.text import normalize, split_passages
+from hippo.text import normalize
 
 Progress = Callable[[str, int, int], None]
 """Called as (stage, done, total)."""
@@ -84,12 +85,14 @@ def split_documents(documents: list[Document], settings: Settings) -> tuple[list
 
 
 def document_passages(record: DocumentRecord, text: str, settings: Settings, version: int) -> list[Passage]:
-    """The passages of one version of a document (duplicate chunks once)."""
+    """The passages of one version of a document (duplicate chunks once), split on its
+    headings and pages (``hippo.documents.sections``)."""
     passages: dict[str, Passage] = {}
-    for n, chunk in enumerate(split_passages(text, settings.passage_chars)):
-        pid = passage_id(record.id, chunk, version)
-        passages.setdefault(pid, Passage(id=pid, doc_id=record.id, index=n, title=record.title, text=chunk,
-                                         space=record.space, version=version))
+    for n, chunk in enumerate(split_document(text, settings.passage_chars)):
+        pid = passage_id(record.id, chunk.text, version)
+        passages.setdefault(pid, Passage(id=pid, doc_id=record.id, index=n, title=record.title, text=chunk.text,
+                                         space=record.space, version=version, source=record.source,
+                                         page=chunk.page, headings=list(chunk.headings)))
     return list(passages.values())
 
 

@@ -5,10 +5,18 @@ Graph shape (what a person sees in the Neo4j Browser)::
     (:Document {title})-[:HAS_PASSAGE]->(:Passage {name, title, text})-[:MENTIONS]->(:Entity {name})
     (:Entity)-[:RELATES {id, predicate, passage_id}]->(:Entity)       one relationship per fact
     (:Entity)-[:SYNONYM {score}]->(:Entity)                            once per pair, a < b
-    (:Vector {hash, vector})                                           the embedding cache
-    (:StagedVector {hash, vector})                                     a re-embedding until its swap
+    (:Vector:PassageVector {hash, vector, dim, embedding})             one per embedded text (see below)
+    (:StagedVector {hash, vector, dim, embedding})                     a re-embedding until its swap
     (:Meta {id: 'hippo', revision, seq, embedding_model, embedding_dim, embedding_backend})
     (:Value {id, namespace, key, value})                               the small key-value area
+
+Vectors never sit on the records people browse. A record (Passage, Entity,
+RELATES) names its vector by ``embed_hash``; the (:Vector) node with that
+``hash`` holds it twice, as float32 bytes (``vector``, what hippo loads) and
+as a float list (``embedding``, what the vector indexes read), and carries the
+label of every kind that uses it (:PassageVector, :EntityVector, :FactVector),
+one vector index per label (``cypher/schema_vector_indexes.cypher``). Stores of
+schema version 1 are migrated on open (``cypher/migrate_vectors.cypher``).
 
 Forgetting sets ``forgotten_at``/``forgotten_reason`` on passages (and on the
 document for a whole-document forget); every graph read follows live passages
@@ -41,6 +49,7 @@ from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash, embed_text
 from hippo.store.cypher import cypher, cypher_dir, cypher_statements  # noqa: F401  (cypher_dir: re-exported)
 from hippo.store.neo4j_embedding import Neo4jEmbeddings
+from hippo.store.neo4j_migrate import migrate_vectors
 
 try:
     import neo4j
@@ -53,7 +62,7 @@ T = TypeVar("T")
 R = TypeVar("R", Passage, Entity, Fact)
 
 MIN_SERVER = (5, 26)
-_SCHEMA_VERSION = "1"
+_SCHEMA_VERSION = "2"  # 2: vectors on (:Vector) nodes only (cypher/migrate_vectors.cypher)
 _META = "hippo"
 _CHUNK = 1000  # rows per UNWIND statement (all statements of a write share one transaction)
 _ID_CHUNK = 10_000  # ids per read statement
@@ -183,6 +192,9 @@ class Neo4jStore(Neo4jEmbeddings):
             self._driver = neo4j.GraphDatabase.driver(
                 self._uri, auth=(self.user, password if password is not None else (parsed.password or "")),
                 connection_timeout=connection_timeout, max_transaction_retry_time=max_retry_time,
+                # "relationship type MENTIONS does not exist" on a new store's first reads: expected, and
+                # a screenful on stderr. Other warnings (deprecations, performance) still come through.
+                notifications_min_severity="WARNING", notifications_disabled_classifications=["UNRECOGNIZED"],
             )
         except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, ValueError) as exc:
             raise StoreError(f"cannot open Neo4j at {self.url}: {_first_line(str(exc))}") from None
@@ -277,6 +289,9 @@ class Neo4jStore(Neo4jEmbeddings):
         rows = self._write_one("meta_init", "creating the meta node", meta=_META,
                                schema_version=_SCHEMA_VERSION)
         found = rows[0]["schema_version"]
+        if found == "1":
+            migrate_vectors(self)
+            found = _SCHEMA_VERSION
         if found != _SCHEMA_VERSION:
             raise StoreError(f"Neo4j at {self.url} holds a hippo graph of schema version {found}; "
                              f"this hippo reads version {_SCHEMA_VERSION}")
@@ -286,9 +301,12 @@ class Neo4jStore(Neo4jEmbeddings):
         self._schema(cypher("await_indexes"), "waiting for indexes", seconds=300)
 
     def _ensure_vector_indexes(self, dim: int) -> None:
-        """Create the vector indexes for ``dim``; rebuild one left with another dimension."""
+        """Create the vector indexes for ``dim``; rebuild one left with another dimension, or on
+        the records themselves (schema 1)."""
+        labels = {"passage_embedding": ["PassageVector"], "entity_embedding": ["EntityVector"],
+                  "fact_embedding": ["FactVector"]}
         for row in self._read("vector_indexes", "reading the vector indexes"):
-            if row["dim"] != dim:
+            if row["dim"] != dim or list(row["labels"] or []) != labels.get(row["name"]):
                 self._schema(cypher("drop_index"), "dropping a stale vector index", name=row["name"])
         for statement in cypher_statements("schema_vector_indexes"):
             self._schema(statement, "creating the vector indexes", dim=dim)
@@ -435,7 +453,8 @@ class Neo4jStore(Neo4jEmbeddings):
 def _passage(r: Any) -> Passage:
     return Passage(id=r["id"], doc_id=r["doc_id"], index=r["index"], title=r["title"], text=r["text"],
                    space=r["space"], version=r["version"], forgotten_at=_native_time(r["forgotten_at"]),
-                   forgotten_reason=r["forgotten_reason"], created_at=_native_time(r["created_at"]))
+                   forgotten_reason=r["forgotten_reason"], created_at=_native_time(r["created_at"]),
+                   source=r["source"], page=r["page"], headings=list(r["headings"] or []))
 
 
 def _entity(r: Any) -> Entity:
@@ -523,14 +542,15 @@ class _BatchWriter:
                 "forgotten_at": d.forgotten_at, "forgotten_reason": d.forgotten_reason}}
             for i, d in enumerate(self.documents)])
         seq += len(self.documents)
-        vector_rows = [{"hash": h, "vector": _vector_bytes(v), "dim": int(v.shape[-1])}
+        vector_rows = [{"hash": h, "vector": _vector_bytes(v), "dim": int(v.shape[-1]), "embedding": _vector_list(v)}
                        for h, v in self.vectors.items() if h not in stored_hashes]
         run("write_vectors", vector_rows)
 
         created = run("write_passages", [
             {"doc_id": p.doc_id, "seq": seq + i, "props": {
                 "id": p.id, "doc_id": p.doc_id, "index": p.index, "title": p.title, "text": p.text,
-                "name": _passage_name(p), "space": p.space, "version": p.version, "embed_hash": embed_hash(p)}}
+                "name": _passage_name(p), "space": p.space, "version": p.version, "embed_hash": embed_hash(p),
+                "source": p.source, "page": p.page, "headings": p.headings or None}}
             for i, p in enumerate(passages)])
         seq += len(passages)
         missing = {p.id for p in passages} - {pid for r in created for pid in r["created"]}
@@ -568,18 +588,16 @@ class _BatchWriter:
         run("retire_passages", self.retire, at=self.retire_at, reason=self.retire_reason)
         run("revive_passages", self.revive)
 
-        # Vector-index properties: new records, and stored ones whose vector arrives late
-        # (a remember whose embedding timed out).
+        # The vector indexes: the kind labels on the vectors of new records, and of stored ones
+        # whose vector arrives late (a remember whose embedding timed out).
         late = set(self.vectors)
-        for name, records, new in (("write_passage_embeddings", self.passages, passages),
-                                   ("write_entity_embeddings", self.entities, entities),
-                                   ("write_fact_embeddings", self.facts, facts)):
+        for kind, records, new in (("passage", self.passages, passages), ("entity", self.entities, entities),
+                                   ("fact", self.facts, facts)):
             fresh = {r.id for r in new}
-            rows = [{"id": r.id, "embedding": _vector_list(known[h])} for r in records
-                    if (h := embed_hash(r)) in known and (r.id in fresh or h in late)]
-            for part in _chunks(rows):
-                c = tx.run(cypher(name), rows=part).consume().counters
-                changed += c.properties_set
+            hashes = sorted({h for r in records if (h := embed_hash(r)) in known and (r.id in fresh or h in late)})
+            for part in _chunks(hashes):
+                c = tx.run(cypher(f"write_vector_kinds_{kind}"), hashes=part).consume().counters
+                changed += c.labels_added
 
         if not changed:
             return int(meta["revision"] or 0)

@@ -3,9 +3,10 @@
 A mixin of ``Neo4jStore`` (it runs through the store's sessions and error
 guard). Re-embedding stages ``(:StagedVector {hash, vector, dim, embedding})``
 nodes beside the live ``(:Vector)`` cache, in transactions of their own that
-readers never see; the swap is one transaction that replaces the cache and
-sets every record's vector-index property from the staged vectors, all inside
-the server (``cypher/swap_vectors.cypher``).
+readers never see; the swap is one transaction that replaces the (:Vector)
+nodes by the staged ones and labels them by the kinds of record that use them,
+which is what the vector indexes cover, all inside the server
+(``cypher/swap_vectors.cypher``).
 """
 
 from __future__ import annotations

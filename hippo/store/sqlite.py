@@ -28,6 +28,10 @@ _ADDED_COLUMNS = [  # (table, column, type) added since schema 1
     ("documents", "forgotten_reason", "TEXT"),
     ("passages", "forgotten_reason", "TEXT"),
     ("passages", "created_at", "TEXT"),
+    # Where a passage sits in its source (hippo.documents): file path, page, heading path (JSON list).
+    ("passages", "source", "TEXT"),
+    ("passages", "page", "INTEGER"),
+    ("passages", "headings", "TEXT"),
 ]
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
@@ -127,9 +131,10 @@ class SQLiteStore(SQLiteEmbeddings):
                   _when(d.forgotten_at), d.forgotten_reason) for d in batch.documents],
             )
             db.executemany(
-                "INSERT INTO passages (id, doc_id, idx, title, text, space, version, embed_hash) "
-                "VALUES (?,?,?,?,?,?,?,?)",
-                [(p.id, p.doc_id, p.index, p.title, p.text, p.space, p.version, embed_hash(p))
+                "INSERT INTO passages (id, doc_id, idx, title, text, space, version, embed_hash, source, page, "
+                "headings) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(p.id, p.doc_id, p.index, p.title, p.text, p.space, p.version, embed_hash(p), p.source, p.page,
+                  json.dumps(p.headings, ensure_ascii=False) if p.headings else None)
                  for p in new_passages],
             )
             retired_at = _when(batch.retire_at or datetime.now(UTC))
@@ -263,13 +268,15 @@ class SQLiteStore(SQLiteEmbeddings):
                     by_id[row[0]] = build(row)
         return [by_id[i] for i in wanted if i in by_id]
 
-    _PASSAGE_COLUMNS = "id, doc_id, idx, title, text, space, version, forgotten_at, forgotten_reason, created_at"
+    _PASSAGE_COLUMNS = ("id, doc_id, idx, title, text, space, version, forgotten_at, forgotten_reason, created_at, "
+                        "source, page, headings")
     _DOCUMENT_COLUMNS = "id, title, source, space, version, meta, kind, forgotten_at, forgotten_reason"
 
     @staticmethod
     def _passage(r: sqlite3.Row) -> Passage:
         return Passage(id=r[0], doc_id=r[1], index=r[2], title=r[3], text=r[4], space=r[5], version=r[6],
-                       forgotten_at=r[7], forgotten_reason=r[8], created_at=r[9])
+                       forgotten_at=r[7], forgotten_reason=r[8], created_at=r[9], source=r[10], page=r[11],
+                       headings=json.loads(r[12]) if r[12] else [])
 
     @staticmethod
     def _document(r: sqlite3.Row) -> DocumentRecord:

@@ -31,7 +31,10 @@ CREATE TABLE IF NOT EXISTS passages (
   forgotten_at TEXT,
   embed_hash   TEXT NOT NULL,
   forgotten_reason TEXT,                     -- 'superseded' by a newer version, 'forgotten', ...
-  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  source       TEXT,                         -- where it sits in its source (hippo.documents):
+  page         INTEGER,                      -- the page it starts on (PDF, PPTX slide)
+  headings     TEXT                          -- JSON list, the heading path above it
 );
 CREATE INDEX IF NOT EXISTS documents_space ON documents(space);
 CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id);
