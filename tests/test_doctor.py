@@ -49,7 +49,8 @@ def test_doctor_fails_with_the_fix(tmp_path, monkeypatch, embedder):
     for name, value in (("HIPPO_LLM_MODEL", "gone"), ("HIPPO_LLM_BASE_URL", "http://127.0.0.1:9/v1"),
                         ("HIPPO_REQUIRE_API_KEY", "true"), ("HIPPO_EMBEDDING_BACKEND", "onnx-int9")):
         monkeypatch.setenv(name, value)
-    checks = {c.name: c.model_dump() for c in doctor.run(str(tmp_path / "new.db"), Settings())}
+    checks = {c.name: c.model_dump() for c in doctor.run(str(tmp_path / "new.db"))}
+    assert checks["settings"]["status"] == "fail" and "HIPPO_EMBEDDING_BACKEND" in checks["settings"]["detail"]
     assert checks["store"]["status"] == "warn" and "hippo index" in checks["store"]["fix"]
     assert checks["LLM"]["status"] == "fail" and "HIPPO_LLM_BASE_URL" in checks["LLM"]["fix"]
     assert checks["API keys"]["status"] == "fail" and "HIPPO_API_KEYS" in checks["API keys"]["fix"]
