@@ -20,6 +20,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from hippo.cli_keys import keys_app
+from hippo.cli_serve import mcp, serve
 from hippo.errors import HippoError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -33,12 +35,12 @@ JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of 
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 
 @contextmanager
-def _memory(store: str | None) -> Iterator[Any]:
+def _memory(store: Any) -> Iterator[Any]:
     with err.status("loading models..."):
         from hippo.memory import Memory
 
@@ -325,81 +327,6 @@ def demo(
 
 
 @app.command()
-def serve(
-    stdio: Annotated[bool, typer.Option("--stdio", help="serve newline-delimited JSON-RPC on stdin/stdout")] = False,
-    http: Annotated[str | None, typer.Option("--http", metavar="HOST:PORT", help="serve HTTP at /rcp")] = None,
-    store: StoreOption = None,
-) -> None:
-    """Serve the memory over the Retrieval Context Protocol (RCP/1, JSON-RPC 2.0)."""
-    if stdio == (http is not None):
-        raise _fail("give exactly one of --stdio or --http HOST:PORT")
-    host, _, port = (http or "").rpartition(":")
-    if http is not None and (not host or not port.isdigit() or not 0 < int(port) < 65536):
-        raise _fail(f"--http: expected HOST:PORT, got {http!r}")
-    try:
-        from hippo.server import open_service
-        from hippo.server import stdio as stdio_transport
-
-        frames = stdio_transport.protocol_stdout() if stdio else None  # stdout is protocol-only from here
-        service = open_service(store)
-    except HippoError as exc:
-        raise _fail(str(exc)) from None
-    try:
-        if frames is not None:
-            stdio_transport.serve(service, sys.stdin.buffer, frames)
-        else:
-            from hippo.server.http import serve as serve_http
-
-            err.print(f"hippo RCP server on http://{host}:{port}/rcp (store {service.memory.store.url})")
-            serve_http(service, host, int(port))
-    finally:
-        service.close()
-
-
-@app.command()
-def mcp(
-    store: StoreOption = None,
-    user: Annotated[str | None, typer.Option(help="stdio: the user the tools act for [or env HIPPO_API_KEY]")] = None,
-    group: Annotated[list[str] | None, typer.Option(help="stdio: a group of the user (repeat)")] = None,
-    admin: Annotated[bool, typer.Option("--admin", help="stdio: the user is an admin")] = False,
-    http: Annotated[str | None, typer.Option("--http", metavar="HOST:PORT",
-                                             help="serve streamable HTTP at /mcp; callers send API keys")] = None,
-    api_keys: Annotated[Path | None, typer.Option(help="TOML/JSON API key file [env HIPPO_API_KEYS]")] = None,
-) -> None:
-    """Serve per-user memory tools over MCP: stdio (acting for --user) or streamable HTTP (API keys)."""
-    host, _, port = (http or "").rpartition(":")
-    if http is not None and (not host or not port.isdigit() or not 0 < int(port) < 65536):
-        raise _fail(f"--http: expected HOST:PORT, got {http!r}")
-    try:
-        from hippo.access import KeyRing, derive_principal
-        from hippo.config import Settings
-        from hippo.mcp_server import build_server, http_app
-
-        settings = Settings(**({"api_keys": str(api_keys)} if api_keys else {}))
-        with _memory(store) as memory:
-            keys = KeyRing.from_settings(settings, store=memory.store)
-            if http is not None:
-                import uvicorn
-
-                err.print(f"hippo MCP server on http://{host}:{port}/mcp (store {memory.store.url})")
-                uvicorn.run(http_app(memory, keys), host=host, port=int(port), log_level="warning")
-                return
-            key = os.environ.get("HIPPO_API_KEY")
-            if user:
-                scopes = ["read", "write", "forget", *(["admin"] if admin else [])]
-                principal = derive_principal(user, groups=group or [], scopes=scopes, grants=keys.grants)
-            elif key:
-                principal = keys.principal_for_key(key)
-                if principal is None:
-                    raise _fail("HIPPO_API_KEY is not a known API key")
-            else:
-                raise _fail("stdio needs the user the tools act for: --user NAME (or HIPPO_API_KEY)")
-            build_server(memory, principal=principal).run("stdio")
-    except HippoError as exc:
-        raise _fail(str(exc)) from None
-
-
-@app.command()
 def doctor(store: StoreOption = None, as_json: JsonOption = False) -> None:
     """Check the installation: versions, store, models, encoder, Neo4j, LLM endpoint, API keys."""
     from hippo.doctor import markup, run
@@ -420,6 +347,10 @@ def bench(ctx: typer.Context, name: Annotated[str, typer.Argument(help="quality,
     sys.argv = [str(script), *ctx.args]
     runpy.run_path(str(script), run_name="__main__")
 
+
+app.command()(serve)
+app.command()(mcp)
+app.add_typer(keys_app, name="keys")
 
 if __name__ == "__main__":
     app()

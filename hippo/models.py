@@ -189,6 +189,8 @@ class RecallResult(_Model):
 
 class IndexResult(_Model):
     documents: int = 0
+    ids: list[str] = Field(default_factory=list, exclude=True)
+    """The id each document given is stored under, in order (``hippo.spaces``); not serialized."""
     documents_updated: int = 0  # stored ids whose text changed: a new version
     passages_added: int = 0
     passages_unchanged: int = 0

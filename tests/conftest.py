@@ -55,6 +55,15 @@ def open_memory(embedder: Embedder, tmp_path: Path) -> Iterator[Callable[..., Me
         memory.close()
 
 
+@pytest.fixture(params=["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def memory_factory(request: pytest.FixtureRequest, open_memory: Callable[..., Memory]) -> Callable[..., Memory]:
+    """Fresh memories on the parametrized store (Neo4j: one wiped database per test)."""
+    if request.param == "neo4j":
+        stores = request.getfixturevalue("neo4j_store")
+        return lambda **settings: open_memory(stores(), **settings)
+    return lambda **settings: open_memory(**settings)
+
+
 @pytest.fixture(scope="module")
 def sample_memory(embedder: Embedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
     """The sample corpus, indexed once per module."""

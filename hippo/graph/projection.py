@@ -143,9 +143,11 @@ class GraphProjection:
                 self.live[v] = live
         self._views.clear()
 
-    def impact(self, passage_ids: list[str]) -> Impact:
-        """What retiring these live passages would take out of the graph."""
-        view = self.view(None)
+    def impact(self, passage_ids: list[str], spaces: Spaces = None) -> Impact:
+        """What retiring these live passages would take out of the graph a reader of ``spaces`` sees:
+        an entity counts as lost when no other passage of that view mentions it (so the answer
+        says nothing about passages the reader cannot see)."""
+        view = self.view(spaces)
         vertices = [self.vertex[pid] for pid in passage_ids if pid in self.vertex]
         rows = [v for v in vertices if view.visible_passage[v]]
         facts = [fid for v in rows for fid in self.facts_of.get(v, [])]

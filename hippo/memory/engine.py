@@ -23,11 +23,12 @@ from hippo.memory.clues import ClueExpander
 from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
 from hippo.memory.guard import StateGuard
 from hippo.memory.hits import assemble_hits
-from hippo.memory.indexing import Progress, prepare, validate_documents
-from hippo.memory.lifecycle import WRITE_ATTEMPTS, NearDuplicatePolicy
+from hippo.memory.indexing import Progress, assign_ids, document_ids, prepare, validate_documents
+from hippo.memory.lifecycle import NearDuplicatePolicy
 from hippo.memory.names import visible_names
 from hippo.memory.recall import RankedPassages, Recaller
 from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
+from hippo.memory.retry import write_attempts
 from hippo.memory.state import DerivedState
 from hippo.models import (
     Document,
@@ -48,6 +49,7 @@ from hippo.models import (
 from hippo.store import Store, WriteBatch, open_store
 
 MAX_QUERY_CHARS = 4_000
+INDEX_WRITE_ATTEMPTS = 8
 MAX_K = 1_000
 MAX_TOKEN_BUDGET = 1_000_000
 
@@ -231,11 +233,14 @@ class Memory:
         mid-call leaves whole batches only, and calling again resumes where
         it stopped (stored passages are skipped). One transaction for a whole
         corpus would not fit a database server's transaction memory.
+
+        A caller's id outside ``org`` is owned by its space: ``X`` in
+        ``user:ann`` is stored as ``user:ann/X`` (``result.ids``; see ``hippo.spaces``).
         """
-        docs = validate_documents(expand_paths(documents, space=space), self.settings, space)
+        docs = assign_ids(validate_documents(expand_paths(documents, space=space), self.settings, space), self.store)
         size = self.settings.index_batch_documents
         batches = [docs[start : start + size] for start in range(0, len(docs), size)] or [[]]
-        total = IndexResult(documents=len(docs))
+        total = IndexResult(documents=len(docs), ids=document_ids(docs))
         timings: dict[str, float] = {}
         llm_usage = usage_meter(extractor or self.extractor)
         for number, batch in enumerate(batches):
@@ -253,7 +258,8 @@ class Memory:
 
     def _index_batch(self, docs: list[Document], extractor: Extractor, progress: Progress | None) -> IndexResult:
         with self._lock:
-            for attempt in range(WRITE_ATTEMPTS):
+            # An index batch re-plans (extracts, embeds) on every attempt: a few of them, not a deadline's worth.
+            for attempt in write_attempts(at_least=INDEX_WRITE_ATTEMPTS, deadline=0.0):
                 state = self._current()
                 prepared = prepare(docs, store=self.store, state=state, embedder=self.embedder, extractor=extractor,
                                    settings=self.settings, progress=progress)
@@ -262,7 +268,7 @@ class Memory:
                 try:
                     revision = self._commit(batch, prepared.vectors, state)
                 except Conflict:  # another process versioned one of these documents: plan again
-                    if attempt == WRITE_ATTEMPTS - 1:
+                    if attempt == INDEX_WRITE_ATTEMPTS - 1:
                         raise
                     continue
                 prepared.timings["store"] = time.perf_counter() - clock
@@ -374,19 +380,22 @@ class Memory:
                                   salience=salience, agent_id=agent_id)
 
     def forget(self, uid: str | None = None, *, custom_id: str | None = None, space: str = "org",
-               dry_run: bool = False, cascade: bool = True, reason: str | None = None) -> ForgetResult:
+               dry_run: bool = False, cascade: bool = True, reason: str | None = None,
+               spaces: Iterable[str] | None = None) -> ForgetResult:
         """Tombstone a memory, document or passage, and all derived from it; reversible by ``restore``.
 
         The result (or, with ``dry_run``, the preview) lists the passages,
         facts, entities that lose their last live passage, and edges it takes
         out. ``cascade=False`` refuses when derived facts or entities would go.
+        ``spaces``: what the caller may read; entities and edges are counted
+        in that view (another space's passages are never hinted at).
         """
         return lifecycle.forget(self, uid, custom_id=custom_id, space=space, dry_run=dry_run, cascade=cascade,
-                                reason=reason)
+                                reason=reason, spaces=_spaces(spaces))
 
-    def restore(self, uid: str) -> RestoreResult:
-        """Bring back what a ``forget`` of ``uid`` took out."""
-        return lifecycle.restore(self, uid)
+    def restore(self, uid: str, *, spaces: Iterable[str] | None = None) -> RestoreResult:
+        """Bring back what a ``forget`` of ``uid`` took out (``spaces``: as for ``forget``)."""
+        return lifecycle.restore(self, uid, _spaces(spaces))
 
     def history(self, custom_id: str | None = None, *, uid: str | None = None,
                 space: str = "org") -> list[MemoryVersion]:

@@ -20,8 +20,10 @@ from hippo.errors import InvalidInput
 from hippo.extract.base import Extraction, Extractor
 from hippo.graph.synonyms import synonym_edges
 from hippo.ids import document_id, entity_id, fact_id, passage_id
+from hippo.limits import check_depth
 from hippo.memory.state import DerivedState
 from hippo.models import Document, DocumentRecord, Entity, Fact, Mention, Passage, Synonym
+from hippo.spaces import ORG, check_org_id, check_space, stored_id
 from hippo.store.base import Store, WriteBatch, embed_hash, embed_text
 from hippo.text import normalize
 
@@ -66,10 +68,32 @@ def validate_documents(documents: Iterable[Document | Mapping[str, Any] | str], 
                                    limit=limit)
         if not doc.text.strip():
             raise InvalidInput(f"{where}.text", "is empty")
-        if not doc.space.strip():
-            raise InvalidInput(f"{where}.space", "is empty")
+        check_space(f"{where}.space", doc.space)
+        check_depth(f"{where}.meta", doc.meta)
         valid.append(doc)
     return valid
+
+
+def assign_ids(documents: list[Document], store: Store) -> list[Document]:
+    """The documents with caller ids under the ids they are stored as: owned by their space
+    (``hippo.spaces``). Idempotent; documents without an id keep none (it is derived)."""
+    given = [doc.id for doc in documents if doc.id is not None]
+    held = {(record.id, record.space) for record in store.documents(given)} if given else set()
+    assigned = []
+    for i, doc in enumerate(documents):
+        if doc.id is None:
+            assigned.append(doc)
+            continue
+        holds = (doc.id, doc.space) in held
+        if doc.space == ORG:
+            check_org_id(f"documents[{i}].id", doc.id, held=holds, title=doc.title, text=doc.text)
+        assigned.append(doc.model_copy(update={"id": stored_id(doc.space, doc.id, held=holds)}))
+    return assigned
+
+
+def document_ids(documents: list[Document]) -> list[str]:
+    """The stored id of each document (after ``assign_ids``), in order."""
+    return [doc.id or document_id(doc.title, doc.text, doc.space) for doc in documents]
 
 
 def split_documents(documents: list[Document], settings: Settings) -> tuple[list[DocumentRecord], list[Passage]]:

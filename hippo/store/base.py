@@ -222,6 +222,9 @@ class Store(Protocol):
     def put_values(self, namespace: str, items: Mapping[str, str | None]) -> None:
         """Set values atomically; ``None`` deletes. Does not move the revision."""
 
+    def list_values(self, namespace: str, limit: int = 1000) -> dict[str, str]:
+        """Up to ``limit`` entries of a namespace, in key order (API keys, for listing them)."""
+
     def counts(self) -> dict[str, int]: ...
 
     def close(self) -> None: ...

@@ -406,6 +406,10 @@ class Neo4jStore(Neo4jEmbeddings):
             found.update((r["key"], r["value"]) for r in self._read("kv_read", "reading values", ids=part))
         return found
 
+    def list_values(self, namespace: str, limit: int = 1000) -> dict[str, str]:
+        rows = self._read("kv_list", "listing values", prefix=_value_id(namespace, ""), limit=int(limit))
+        return {r["key"]: r["value"] for r in rows}
+
     def put_values(self, namespace: str, items: Mapping[str, str | None]) -> None:
         rows = [{"id": _value_id(namespace, k), "namespace": namespace, "key": k, "value": v}
                 for k, v in items.items() if v is not None]

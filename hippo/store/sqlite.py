@@ -326,6 +326,11 @@ class SQLiteStore(SQLiteEmbeddings):
                 found.update(rows)
         return found
 
+    def list_values(self, namespace: str, limit: int = 1000) -> dict[str, str]:
+        with self._lock:
+            return dict(self._db.execute("SELECT key, value FROM kv WHERE namespace = ? ORDER BY key LIMIT ?",
+                                         (namespace, int(limit))))
+
     def put_values(self, namespace: str, items: Mapping[str, str | None]) -> None:
         with self._transaction() as db:
             db.executemany("INSERT INTO kv (namespace, key, value) VALUES (?,?,?) "
