@@ -340,10 +340,15 @@ def doctor(store: StoreOption = None, as_json: JsonOption = False) -> None:
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def bench(ctx: typer.Context, name: Annotated[str, typer.Argument(help="quality, speed or scale")]) -> None:
-    """Run a benchmark from the source checkout's benchmarks/ folder (extra args pass through)."""
-    script = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.py"
+    """Run a benchmark from a source checkout's benchmarks/ folder (extra args pass through).
+
+    Benchmarks are not package data (they need the shared tuning sets and write results/): the
+    folder is ./benchmarks, else the one beside an editable install."""
+    folders = [Path.cwd() / "benchmarks", Path(__file__).resolve().parent.parent / "benchmarks"]
+    script = next((f / f"{name}.py" for f in folders if (f / f"{name}.py").exists()), folders[0] / f"{name}.py")
     if not script.exists():
-        raise _fail(f"no benchmark {name!r} (looked for {script}; benchmarks ship with the source checkout)")
+        raise _fail(f"no benchmark {name!r} (looked in {' and '.join(str(f) for f in folders)}); benchmarks ship "
+                    "with the source checkout: run `hippo bench` from it")
     sys.argv = [str(script), *ctx.args]
     runpy.run_path(str(script), run_name="__main__")
 

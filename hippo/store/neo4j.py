@@ -15,14 +15,14 @@ RELATES) names its vector by ``embed_hash``; the (:Vector) node with that
 ``hash`` holds it twice, as float32 bytes (``vector``, what hippo loads) and
 as a float list (``embedding``, what the vector indexes read), and carries the
 label of every kind that uses it (:PassageVector, :EntityVector, :FactVector),
-one vector index per label (``cypher/schema_vector_indexes.cypher``). Stores of
-schema version 1 are migrated on open (``cypher/migrate_vectors.cypher``).
+one vector index per label (``hippo/cypher/schema_vector_indexes.cypher``). Stores of
+schema version 1 are migrated on open (``hippo/cypher/migrate_vectors.cypher``).
 
 Forgetting sets ``forgotten_at``/``forgotten_reason`` on passages (and on the
 document for a whole-document forget); every graph read follows live passages
 only, so nothing is deleted and ``revive`` undoes it.
 
-Every Cypher statement lives in ``cypher/<name>.cypher`` at the repository root
+Every Cypher statement lives in ``hippo/cypher/<name>.cypher`` (package data)
 (``HIPPO_CYPHER_DIR`` overrides). A ``write`` is one explicit transaction run by
 the driver's ``execute_write`` (retried as a unit on transient errors): it first
 locks the meta node, writes with batched ``UNWIND`` statements, checks that every
@@ -62,7 +62,7 @@ T = TypeVar("T")
 R = TypeVar("R", Passage, Entity, Fact)
 
 MIN_SERVER = (5, 26)
-_SCHEMA_VERSION = "2"  # 2: vectors on (:Vector) nodes only (cypher/migrate_vectors.cypher)
+_SCHEMA_VERSION = "2"  # 2: vectors on (:Vector) nodes only (hippo/cypher/migrate_vectors.cypher)
 _META = "hippo"
 _CHUNK = 1000  # rows per UNWIND statement (all statements of a write share one transaction)
 _ID_CHUNK = 10_000  # ids per read statement
@@ -245,7 +245,7 @@ class Neo4jStore(Neo4jEmbeddings):
         return self._driver.session(database=self.database)
 
     def _read(self, name: str, doing: str, **params: Any) -> list[Any]:
-        """Run one read statement from ``cypher/<name>.cypher`` (retried on transient errors)."""
+        """Run one read statement from ``hippo/cypher/<name>.cypher`` (retried on transient errors)."""
         return self._run(name, doing, write=False, **params)
 
     def _write_one(self, name: str, doing: str, **params: Any) -> list[Any]:

@@ -6,7 +6,7 @@ nodes beside the live ``(:Vector)`` cache, in transactions of their own that
 readers never see; the swap is one transaction that replaces the (:Vector)
 nodes by the staged ones and labels them by the kinds of record that use them,
 which is what the vector indexes cover, all inside the server
-(``cypher/swap_vectors.cypher``).
+(``hippo/cypher/swap_vectors.cypher``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Schema 1 -> 2 moves the vectors off the records people browse: version 1 kept
 a float list ``embedding`` on every Passage, Entity and RELATES (and the
 vector indexes on those labels); version 2 keeps it on the (:Vector) nodes
 only, labelled by the kinds of record that use them
-(``cypher/schema_vector_indexes.cypher`` describes the layout). Every step is
+(``hippo/cypher/schema_vector_indexes.cypher`` describes the layout). Every step is
 idempotent and the schema version moves last, so a migration cut short is
 finished by the next open.
 """
