@@ -28,7 +28,7 @@ StoreOption = Annotated[str | None, typer.Option("--store", "-s", help="SQLite p
 def _with_keys(store: str | None, work: Callable[[Any], T]) -> T:
     """Run ``work`` on the store's key ring (no models are loaded); errors are one line, exit 2."""
     from hippo.config import Settings
-    from hippo.keys import KeyRing
+    from hippo.access.keys import KeyRing
     from hippo.store import open_store
 
     settings = Settings()
@@ -61,7 +61,7 @@ def issue(
 ) -> None:
     """Issue a key: printed once on stdout; the store keeps only its hash."""
     from hippo.access import DEFAULT_SCOPES
-    from hippo.keys import key_hash
+    from hippo.access.keys import key_hash
 
     key = _with_keys(store, lambda ring: ring.issue(user, scopes=_names(scopes) or sorted(DEFAULT_SCOPES),
                                                     groups=_names(group), read=_names(read), write=_names(write),

@@ -54,7 +54,7 @@ def _server_settings(hosts: list[str] | None, origins: list[str] | None) -> Any:
 
 def _exposed(store: Any, settings: Any, host: str, insecure: bool, command: str) -> None:
     """Refuse (one line, exit 2) to serve beyond loopback without keys; warn when told to anyway."""
-    from hippo.keys import keys_configured
+    from hippo.access.keys import keys_configured
     from hippo.server.guard import exposure_refusal, is_loopback
 
     keys = keys_configured(store, settings)
@@ -69,7 +69,7 @@ def _exposed(store: Any, settings: Any, host: str, insecure: bool, command: str)
 
 def _known_key(store: Any, settings: Any) -> None:
     """Over stdio the caller is whoever started the server: HIPPO_API_KEY (if set) must name someone."""
-    from hippo.keys import KeyRing
+    from hippo.access.keys import KeyRing
 
     key = os.environ.get("HIPPO_API_KEY")
     if key and KeyRing.from_settings(settings, store).principal_for_key(key) is None:
@@ -138,7 +138,7 @@ def mcp(
     try:
         from hippo.access import derive_principal
         from hippo.config import Settings
-        from hippo.keys import KeyRing
+        from hippo.access.keys import KeyRing
         from hippo.mcp_server import build_server, http_app
         from hippo.store import open_store
 

@@ -31,7 +31,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from hippo.access import Principal, ScopedMemory
 from hippo.errors import AccessDenied, HippoError
-from hippo.keys import KeyRing, key_from_headers
+from hippo.access.keys import KeyRing, key_from_headers
 from hippo.memory import Memory
 from hippo.server.config import ServerSettings
 from hippo.server.guard import HttpPolicy, RequestGuard

@@ -41,7 +41,7 @@ from hippo.datasets import SAMPLE
 from hippo.errors import AccessDenied, InvalidInput, NotFound
 from hippo.extract import SpacyExtractor
 from hippo.extract.base import Extraction, NamedEntity, Triple
-from hippo.keys import KeyRing, key_hash, principal_for_key, read_key_file
+from hippo.access.keys import KeyRing, key_hash, principal_for_key, read_key_file
 from hippo.models import Passage
 from hippo.spaces import DERIVED
 from hippo.store import SQLiteStore

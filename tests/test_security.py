@@ -30,7 +30,7 @@ from hippo import Memory
 from hippo.access import Grant, ScopedMemory, admin_principal, derive_principal
 from hippo.datasets import SAMPLE
 from hippo.errors import InvalidInput
-from hippo.keys import KEY_NAMESPACE, KeyRing, key_hash
+from hippo.access.keys import KEY_NAMESPACE, KeyRing, key_hash
 from hippo.memory.inputs import memory_uid
 from hippo.server import Service, handlers
 from hippo.server import filters as rcp_filters
@@ -497,7 +497,8 @@ def _record(i: int, owner: str, session: str | None = None) -> MemoryRecord:
 
 
 def test_memory_records_are_per_owner_and_looked_up_by_key(tmp_path):
-    from hippo.server.auth import Context, LiveSpaces, Principal
+    from hippo.access import Principal
+    from hippo.server.auth import Context, LiveSpaces
 
     store = SQLiteStore(tmp_path / "registry.db")
     reads = mock.patch.object(store, "get_values", wraps=store.get_values)
@@ -505,7 +506,7 @@ def test_memory_records_are_per_owner_and_looked_up_by_key(tmp_path):
     registry = MemoryRegistry(store)
 
     def ctx(owner: str | None) -> Context:
-        return Context(live=LiveSpaces(None), principal=Principal(id=owner) if owner else None)  # type: ignore[arg-type]
+        return Context(live=LiveSpaces(None), principal=Principal(user_id=owner) if owner else None)  # type: ignore[arg-type]
 
     costs = []
     for n in (10, 300):

@@ -304,7 +304,7 @@ def context(memory: Memory, user_id: str, *, budget_tokens: int | None = None, s
     Access is not checked here: go through ``hippo.access.ScopedMemory.context``
     to serve a principal.
     """
-    from hippo.access import user_space
+    from hippo.spaces import user_space
     from hippo.errors import InvalidInput
 
     settings = memory.settings

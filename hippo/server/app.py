@@ -11,11 +11,12 @@ from typing import Any
 
 from hippo import __version__
 from hippo.config import Settings
-from hippo.keys import KeyRing
+from hippo.access.keys import KeyRing
 from hippo.memory import Memory
 from hippo.memory.walk import MAX_HOPS
 from hippo.server import filters
-from hippo.server.auth import Context, LiveSpaces, Principal
+from hippo.access import Principal
+from hippo.server.auth import Context, LiveSpaces
 from hippo.server.coalesce import CoalescingEmbedder
 from hippo.server.config import ServerSettings
 from hippo.server.handlers import CORE, EXTENSIONS, GRAPH_OPS, MODES

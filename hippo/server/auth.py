@@ -14,28 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from hippo.access import Principal as Access
-from hippo.access import ScopedMemory, admin_principal
+from hippo.access import KeyRing, Principal, ScopedMemory, admin_principal, key_from_headers
 from hippo.errors import HippoError
-from hippo.keys import KeyRing, key_from_headers
 from hippo.memory import Memory
 from hippo.memory.walk import graph_spaces
 from hippo.spaces import session_space
 from hippo.store.base import Spaces
 
 SESSION_PREFIX = "session:"
-
-
-@dataclass(frozen=True)
-class Principal:
-    """A caller the transport authenticated. ``spaces`` they may read (None: all)."""
-
-    id: str
-    spaces: frozenset[str] | None = None
-    access: Access | None = None  # scopes and writable spaces (hippo.access)
-
-    def can_read(self, space: str) -> bool:
-        return self.spaces is None or space in self.spaces
 
 
 ANONYMOUS = admin_principal("anonymous")
@@ -53,10 +39,10 @@ def resolve_principal(headers: Mapping[str, str], keys: KeyRing | None = None, *
         if required:
             raise Unauthorized("this server needs an API key: send 'Authorization: Bearer <key>' or 'X-API-Key'")
         return None
-    access = keys.principal_for_key(key) if keys is not None else None
-    if access is None:
+    principal = keys.principal_for_key(key) if keys is not None else None
+    if principal is None:
         raise Unauthorized("unknown API key")
-    return Principal(id=access.user_id, spaces=access.read_spaces(), access=access)
+    return principal
 
 
 @dataclass
@@ -84,15 +70,14 @@ class Context:
 
     @property
     def owner(self) -> str | None:
-        return self.principal.id if self.principal else None
+        return self.principal.user_id if self.principal else None
 
     def may_read(self, space: str) -> bool:
         return self.principal is None or self.principal.can_read(space)
 
     def scoped(self, memory: Memory, owned: Iterable[str] = ()) -> ScopedMemory:
         """The engine as this caller may use it; ``owned``: spaces of their sessions and built memories."""
-        access = self.principal.access if self.principal is not None and self.principal.access else ANONYMOUS
-        return ScopedMemory(memory, access.owning(owned))
+        return ScopedMemory(memory, (self.principal or ANONYMOUS).owning(owned))
 
     def read_spaces(self, scope: Iterable[str] | None = None, session_id: str | None = None,
                     owned: Iterable[str] = ()) -> Spaces:
@@ -109,7 +94,8 @@ class Context:
             wanted.add(session_space(session_id))
         # A space without passages adds nothing but a new graph view to build and cache.
         wanted &= present
-        if self.principal is not None and self.principal.spaces is not None:
+        readable = self.principal.read_spaces() if self.principal is not None else None
+        if readable is not None:
             # The caller's own session (checked by the session registry) and memories stay readable.
-            wanted &= self.principal.spaces | set(owned) | ({session_space(session_id)} if session_id else set())
+            wanted &= readable | set(owned) | ({session_space(session_id)} if session_id else set())
         return None if wanted == present else frozenset(wanted)

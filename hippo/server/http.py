@@ -34,7 +34,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from hippo.server.app import Service
-from hippo.server.auth import Principal, Unauthorized, resolve_principal
+from hippo.access import Principal
+from hippo.server.auth import Unauthorized, resolve_principal
 from hippo.server.errors import translate
 from hippo.server.guard import HttpPolicy, RequestGuard
 from hippo.server.protocol import _error, dumps, frame, parse
@@ -53,7 +54,7 @@ class Handshakes:
 
     @staticmethod
     def _caller(principal: Principal | None) -> str | None:
-        return principal.id if principal else None
+        return principal.user_id if principal else None
 
     def begin(self, principal: Principal | None) -> str:
         token = secrets.token_urlsafe(18)

@@ -1,6 +1,6 @@
 """API keys: kept as sha256 hashes, in a TOML/JSON file (``HIPPO_API_KEYS``) or in the
 store's key-value area (``KeyRing.issue``, ``hippo keys issue``), each standing for a
-principal (``hippo.access``).
+principal (``hippo.access.principal``).
 
 Keys in the store switch authentication on exactly as a key file does
 (``KeyRing.required``): once there is one, servers refuse callers without a key.
@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hippo.access import DEFAULT_SCOPES, Grant, Principal, Scope, derive_principal
+from hippo.access.principal import DEFAULT_SCOPES, Grant, Principal, Scope, derive_principal
 from hippo.errors import InvalidInput
 
 KEY_NAMESPACE = "hippo.access.keys"  # sha256(key) -> KeyRecord JSON
