@@ -10,7 +10,7 @@ Compared in the same run: the default server (torch at one intra-op thread,
 each recall embedding its query alone), the same with torch's default two
 threads (``HIPPO_SERVER_TORCH_THREADS=2``, the baseline before the server
 pinned it), and with ``HIPPO_SERVER_COALESCE_EMBEDDINGS=true`` (concurrent
-queries encoded as one batch, ``hippo.server.coalesce``).
+queries encoded as one batch, ``hippo.api.rcp.coalesce``).
 
 The memory (cached under ``results/cache/``, built once, ~10-20 min on 2 cores):
 every passage of the shared datasets (MuSiQue and HotpotQA tuning corpora, the
@@ -44,11 +44,33 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from benchmarks.common import (CACHE, REPO, RESULTS, log, machine_info, machine_line, markdown_table, offline,
-                                   percentiles, progress_printer, write_outputs)
+    from benchmarks.common import (
+        CACHE,
+        REPO,
+        RESULTS,
+        log,
+        machine_info,
+        machine_line,
+        markdown_table,
+        offline,
+        percentiles,
+        progress_printer,
+        write_outputs,
+    )
 except ImportError:  # run as ``python benchmarks/serve_load.py``
-    from common import (CACHE, REPO, RESULTS, log, machine_info, machine_line,  # type: ignore
-                        markdown_table, offline, percentiles, progress_printer, write_outputs)
+    from common import (  # type: ignore
+        CACHE,
+        REPO,
+        RESULTS,
+        log,
+        machine_info,
+        machine_line,
+        markdown_table,
+        offline,
+        percentiles,
+        progress_printer,
+        write_outputs,
+    )
 
 TARGET_PASSAGES = 10_000
 SEED = 20240607

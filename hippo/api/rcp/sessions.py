@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from hippo.api.rcp.context import Context
+from hippo.api.rcp.errors import not_found
+from hippo.api.rcp.wire import tokens
 from hippo.models import Hit
-from hippo.server.auth import Context
-from hippo.server.errors import not_found
-from hippo.server.wire import tokens
 from hippo.store import Store
 
 NAMESPACE = "rcp.sessions"

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 import anyio
@@ -29,12 +29,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 
-from hippo.access import Principal, ScopedMemory
+from hippo.access import KeyRing, Principal, ScopedMemory
+from hippo.api.auth import Unauthorized, authenticate
+from hippo.api.config import ServerSettings
+from hippo.api.errors import error_code
+from hippo.api.guard import HttpPolicy, RequestGuard
 from hippo.errors import AccessDenied, HippoError
-from hippo.access.keys import KeyRing, key_from_headers
 from hippo.memory import Memory
-from hippo.server.config import ServerSettings
-from hippo.server.guard import HttpPolicy, RequestGuard
 
 CONTEXT_URI = "hippo://context"
 INSTRUCTIONS = (
@@ -46,12 +47,6 @@ INSTRUCTIONS = (
 MAX_HITS = 50
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def error_code(exc: HippoError) -> str:
-    """``already_forgotten``, ``access_denied``, ... or the class name in snake case (``not_found``)."""
-    code = getattr(exc, "code", None)
-    return code if isinstance(code, str) else re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
 
 
 def _tool_errors(fn: F) -> F:
@@ -87,10 +82,12 @@ class HippoMCP:
     def scoped(self, ctx: Context | None) -> ScopedMemory:
         principal = self.principal
         if principal is None:
-            key = key_from_headers(ctx.headers if ctx is not None else None)
-            principal = self.keys.principal_for_key(key) if key and self.keys else None
-            if principal is None:
-                raise AccessDenied("*", "call hippo without a valid API key (Authorization: Bearer or X-API-Key)")
+            try:
+                principal = authenticate(ctx.headers if ctx is not None else None, self.keys, required=True)
+            except Unauthorized:
+                raise AccessDenied("*", "call hippo without a valid API key (Authorization: Bearer or "
+                                        "X-API-Key)") from None
+        assert principal is not None  # required=True: a principal or Unauthorized
         return ScopedMemory(self.memory, principal)
 
     def _register(self) -> None:
@@ -211,8 +208,9 @@ class ApiKeyGuard:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            key = key_from_headers(headers)
-            if not key or await anyio.to_thread.run_sync(self.keys.principal_for_key, key) is None:
+            try:
+                await anyio.to_thread.run_sync(partial(authenticate, headers, self.keys, required=True))
+            except Unauthorized:
                 from starlette.responses import JSONResponse
 
                 response = JSONResponse(
@@ -225,7 +223,7 @@ class ApiKeyGuard:
 
 def http_app(memory: Memory, keys: KeyRing | None, *, principal: Principal | None = None,
              settings: ServerSettings | None = None, bound: str | None = None, path: str = "/mcp") -> RequestGuard:
-    """The streamable-HTTP ASGI app: the Host/Origin/Content-Type guard (``hippo.server.guard``, the same
+    """The streamable-HTTP ASGI app: the Host/Origin/Content-Type guard (``hippo.api.guard``, the same
     as the RCP server's), then with ``keys`` the API-key guard, else every call acts for ``principal``."""
     settings = settings or ServerSettings()
     # The SDK's own Host check would refuse every non-loopback name; the shared guard decides instead.

@@ -34,7 +34,7 @@ class ServerSettings(BaseSettings):
     # recall in a batch waits for it, where one-at-a-time lets the others run their seed and PPR stages).
     coalesce_embeddings: bool = Field(False, description="embed concurrent queries as one batch")
 
-    # Who may reach an HTTP server (hippo.server.guard); the same settings serve `hippo mcp --http`.
+    # Who may reach an HTTP server (hippo.api.guard); the same settings serve `hippo mcp --http`.
     allowed_hosts: Names = Field(default_factory=list, description="Host names besides loopback (421 otherwise); "
                                                                    "'*' for any")
     allowed_origins: Names = Field(default_factory=list, description="browser Origins allowed, with CORS "

@@ -20,8 +20,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from hippo.cli_keys import keys_app
-from hippo.cli_serve import mcp, serve
+from hippo.cli.keys import keys_app
+from hippo.cli.serve import mcp, serve
 from hippo.errors import HippoError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -329,7 +329,7 @@ def demo(
 @app.command()
 def doctor(store: StoreOption = None, as_json: JsonOption = False) -> None:
     """Check the installation: versions, store, models, encoder, Neo4j, LLM endpoint, API keys."""
-    from hippo.doctor import markup, run
+    from hippo.cli.doctor import markup, run
 
     checks = run(store, on_check=None if as_json else lambda c: out.print(markup(c), highlight=False, soft_wrap=True))
     if as_json:
@@ -344,7 +344,7 @@ def bench(ctx: typer.Context, name: Annotated[str, typer.Argument(help="quality,
 
     Benchmarks are not package data (they need the shared tuning sets and write results/): the
     folder is ./benchmarks, else the one beside an editable install."""
-    folders = [Path.cwd() / "benchmarks", Path(__file__).resolve().parent.parent / "benchmarks"]
+    folders = [Path.cwd() / "benchmarks", Path(__file__).resolve().parents[2] / "benchmarks"]
     script = next((f / f"{name}.py" for f in folders if (f / f"{name}.py").exists()), folders[0] / f"{name}.py")
     if not script.exists():
         raise _fail(f"no benchmark {name!r} (looked in {' and '.join(str(f) for f in folders)}); benchmarks ship "
@@ -356,6 +356,3 @@ def bench(ctx: typer.Context, name: Annotated[str, typer.Argument(help="quality,
 app.command()(serve)
 app.command()(mcp)
 app.add_typer(keys_app, name="keys")
-
-if __name__ == "__main__":
-    app()

@@ -2,36 +2,58 @@
 
 Every handler reads through ``ctx.read_spaces`` (the caller's readable
 spaces) and raises ``RcpError`` or an engine error that
-``hippo.server.errors.translate`` maps to a code. Framing, the handshake and
-capability gating are not here (``hippo.server.protocol``).
+``hippo.api.rcp.errors.translate`` maps to a code. Framing, the handshake and
+capability gating are not here (``hippo.api.rcp.protocol``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
+from hippo.api.config import ServerSettings
+from hippo.api.rcp import filters, wire
+from hippo.api.rcp.context import Context
+from hippo.api.rcp.errors import from_validation, invalid, too_large, unsupported
+from hippo.api.rcp.memories import MemoryRecord, MemoryRegistry, new_memory_id, now, text_form
+from hippo.api.rcp.params import (
+    ForgetParams,
+    GraphParams,
+    HistoryParams,
+    IndexAddParams,
+    IndexDeleteParams,
+    InputDocument,
+    MemoriesParams,
+    MemoryBuildParams,
+    MemoryRecallParams,
+    Params,
+    RememberParams,
+    RestoreParams,
+    RetrieveParams,
+)
+from hippo.api.rcp.sessions import Session, SessionRegistry, select
+from hippo.memory import Memory
 from hippo.memory.engine import MAX_K as ENGINE_MAX_K
 from hippo.memory.walk import MAX_HOPS
 from hippo.models import DEFAULT_SPACE, Document, Hit
-from hippo.server import filters, wire
-from hippo.server.auth import Context
-from hippo.server.errors import from_validation, invalid, too_large, unsupported
-from hippo.server.memories import MemoryRecord, new_memory_id, now, text_form
-from hippo.server.params import (ForgetParams, GraphParams, HistoryParams, IndexAddParams, IndexDeleteParams,
-                                 InputDocument, MemoriesParams, MemoryBuildParams, MemoryRecallParams, Params,
-                                 RememberParams, RestoreParams, RetrieveParams)
-from hippo.server.sessions import Session, select
 from hippo.spaces import session_space
 
-if TYPE_CHECKING:
-    from hippo.server.app import Service
+
+class Service(Protocol):
+    """What a handler uses of the server (``hippo.api.rcp.app.Service``, which registers the
+    handlers): named here so this module never imports the app."""
+
+    memory: Memory
+    settings: ServerSettings
+    memories: MemoryRegistry
+    sessions: SessionRegistry
+
 
 P = TypeVar("P", bound=Params)
-Handler = Callable[["Service", Context, dict[str, Any]], dict[str, Any]]
+Handler = Callable[[Service, Context, dict[str, Any]], dict[str, Any]]
 
 MODES = {"dense": "dense", "sparse": "bm25", "hybrid": "hybrid"}
 GRAPH_OPS = ("local", "neighbors")

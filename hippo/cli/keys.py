@@ -27,8 +27,8 @@ StoreOption = Annotated[str | None, typer.Option("--store", "-s", help="SQLite p
 
 def _with_keys(store: str | None, work: Callable[[Any], T]) -> T:
     """Run ``work`` on the store's key ring (no models are loaded); errors are one line, exit 2."""
-    from hippo.config import Settings
     from hippo.access.keys import KeyRing
+    from hippo.config import Settings
     from hippo.store import open_store
 
     settings = Settings()

@@ -19,7 +19,7 @@ rules. This subclass adds what the SDK lacks or gets wrong:
 - engine errors map to RCP codes with ``error.data`` (the SDK turned every
   exception into -32603 with the exception text); a server bug, in a handler or
   in encoding its result, is -32603 with a request id and one log line
-  (``hippo.server.errors.internal``), and the transport goes on.
+  (``hippo.api.rcp.errors.internal``), and the transport goes on.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from rcp import Errc, Method
 from rcp._server import _validate_params  # the SDK's shared count checks: same rules as every RCP SDK
 from rcp._types import CAP_FOR_METHOD
 
+from hippo.api.rcp.errors import translate
 from hippo.limits import MAX_JSON_DEPTH
-from hippo.server.errors import translate
 
 EXTENSION_PREFIX = "x-hippo/"
 EXTENSION_CAPABILITY = "x-hippo"
@@ -52,7 +52,7 @@ class _NotAnObject(dict):
         self.kind = kind
 
 
-def _error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+def error_reply(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
@@ -73,9 +73,9 @@ def parse(data: bytes | str) -> tuple[Any, dict[str, Any] | None]:
     try:
         return json.loads(data, parse_constant=_reject_constant), None
     except RecursionError:
-        return None, _error(None, Errc.PARSE_ERROR, "JSON nested too deeply")
+        return None, error_reply(None, Errc.PARSE_ERROR, "JSON nested too deeply")
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        return None, _error(None, Errc.PARSE_ERROR, f"invalid JSON: {exc}")
+        return None, error_reply(None, Errc.PARSE_ERROR, f"invalid JSON: {exc}")
 
 
 def _finite(value: Any) -> Any:
@@ -108,7 +108,7 @@ def frame(reply: Any) -> str:
     except Exception as exc:  # noqa: BLE001 - RecursionError, TypeError, ValueError: still an answer
         id_ = reply.get("id") if isinstance(reply, dict) else None
         error = translate(exc, where="encoding the reply")
-        return dumps(_error(id_ if _valid_id(id_) else None, error.code, error.message, error.data))
+        return dumps(error_reply(id_ if _valid_id(id_) else None, error.code, error.message, error.data))
 
 
 def _valid_id(id_: Any) -> bool:
@@ -201,7 +201,7 @@ class Connection(rcp.Server):
             if isinstance(method, str) and method in SDK_METHODS and isinstance(params, dict):
                 bad = check_params(params)  # the SDK echoes some params (ping's nonce): bound them first
                 if bad is not None:
-                    return _error(request.get("id") if _valid_id(request.get("id")) else None,
+                    return error_reply(request.get("id") if _valid_id(request.get("id")) else None,
                                   Errc.INVALID_PARAMS, f"{bad[0]}: {bad[1]}", _data(bad))
             if request.get("method") == Method.INITIALIZE and "id" in request:
                 return self._initialize(request)
@@ -214,9 +214,9 @@ class Connection(rcp.Server):
         if "id" in request:
             id_ = request["id"]
             if id_ is None or isinstance(id_, bool) or not isinstance(id_, str | int | float):
-                return _error(None, Errc.INVALID_REQUEST, "'id' must be a string or a number")
+                return error_reply(None, Errc.INVALID_REQUEST, "'id' must be a string or a number")
         if "jsonrpc" in request and request["jsonrpc"] != "2.0":
-            return _error(request.get("id"), Errc.INVALID_REQUEST, "'jsonrpc' must be \"2.0\"")
+            return error_reply(request.get("id"), Errc.INVALID_REQUEST, "'jsonrpc' must be \"2.0\"")
         return None
 
     def _initialize(self, request: dict[str, Any]) -> dict[str, Any] | None:
@@ -236,32 +236,32 @@ class Connection(rcp.Server):
         if method.startswith(EXTENSION_PREFIX):
             call = self._extensions.get(method)
             if call is None:
-                return _error(id_, Errc.UNKNOWN_METHOD, f"unknown method '{method}'")
+                return error_reply(id_, Errc.UNKNOWN_METHOD, f"unknown method '{method}'")
             if EXTENSION_CAPABILITY not in self._caps:
-                return _error(id_, Errc.CAPABILITY_MISSING, f"capability '{EXTENSION_CAPABILITY}' not supported")
+                return error_reply(id_, Errc.CAPABILITY_MISSING, f"capability '{EXTENSION_CAPABILITY}' not supported")
         else:
             capability = CAP_FOR_METHOD.get(method)
             if capability is None:
-                return _error(id_, Errc.UNKNOWN_METHOD, f"unknown method '{method}'")
+                return error_reply(id_, Errc.UNKNOWN_METHOD, f"unknown method '{method}'")
             call = self._handlers.get(method)
             if call is None or capability.value not in self._caps:
-                return _error(id_, Errc.CAPABILITY_MISSING, f"capability '{capability.value}' not supported")
+                return error_reply(id_, Errc.CAPABILITY_MISSING, f"capability '{capability.value}' not supported")
         # Spec 12: params are checked after gating.
         if isinstance(params, _NotAnObject):
-            return _error(id_, Errc.INVALID_PARAMS, f"params must be an object, got {params.kind}",
+            return error_reply(id_, Errc.INVALID_PARAMS, f"params must be an object, got {params.kind}",
                           {"field": "params"})
         params = {key: value for key, value in params.items() if value is not None}  # spec 4.6: null = absent
         unsound = check_params(params)
         if unsound is not None:
-            return _error(id_, Errc.INVALID_PARAMS, f"{unsound[0]}: {unsound[1]}", _data(unsound))
+            return error_reply(id_, Errc.INVALID_PARAMS, f"{unsound[0]}: {unsound[1]}", _data(unsound))
         bad = _validate_params(method, params)
         if bad is not None:
-            return _error(id_, *bad)
+            return error_reply(id_, *bad)
         try:
             result = call(params)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a JSON-RPC error
             error = translate(exc, where=method)
-            return _error(id_, error.code, error.message, error.data)
+            return error_reply(id_, error.code, error.message, error.data)
         return {"jsonrpc": "2.0", "id": id_, "result": result if result is not None else {}}
 
     # -- one message (a request or a batch) ---------------------------------------------
@@ -270,9 +270,9 @@ class Connection(rcp.Server):
         """The response object (or list, for a batch), or None when nothing is answered."""
         if isinstance(message, list):
             if not message:
-                return _error(None, Errc.INVALID_REQUEST, "empty batch")
+                return error_reply(None, Errc.INVALID_REQUEST, "empty batch")
             if len(message) > self._max_batch:
-                return _error(None, Errc.INVALID_PARAMS,
+                return error_reply(None, Errc.INVALID_PARAMS,
                               f"batch has {len(message)} requests; the limit is {self._max_batch}",
                               {"field": "batch", "limit": self._max_batch})
             replies = [reply for reply in (self._safe(m) for m in message) if reply is not None]
@@ -288,7 +288,7 @@ class Connection(rcp.Server):
             method = request.get("method") if isinstance(request, dict) else None
             error = translate(exc, where=method if isinstance(method, str) else "framing")
             id_ = request.get("id") if isinstance(request, dict) else None
-            return _error(id_ if _valid_id(id_) else None, error.code, error.message, error.data)
+            return error_reply(id_ if _valid_id(id_) else None, error.code, error.message, error.data)
 
     def handle_bytes(self, data: bytes | str) -> str:
         """A framed reply for one stdio line or HTTP body ("" when nothing is answered). Never raises."""
@@ -299,5 +299,5 @@ class Connection(rcp.Server):
             reply = self.handle_message(message)
         except Exception as exc:  # noqa: BLE001 - the transport must answer and stay up
             error = translate(exc, where="dispatch")
-            reply = _error(None, error.code, error.message, error.data)
+            reply = error_reply(None, error.code, error.message, error.data)
         return frame(reply)

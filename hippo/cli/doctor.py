@@ -99,9 +99,10 @@ def store(url: str, settings: Settings) -> Check:
 
 
 def _neo4j_version(opened: Any) -> str:
-    rows = opened._read("server_components", "checking the server version")
-    kernel = next((r for r in rows if r["name"] == "Neo4j Kernel"), rows[0] if rows else None)
-    return f"{kernel['versions'][0]} {kernel['edition']}" if kernel else "version unknown"
+    from hippo.store.neo4j.schema import server_version
+
+    version = server_version(opened.db)
+    return f"{version[0]} {version[1]}" if version else "version unknown"
 
 
 def model_cache(settings: Settings) -> Check:
@@ -239,17 +240,14 @@ def api_keys(url: str, settings: Settings) -> Check:
 def _stored_keys(url: str, namespace: str) -> int:
     """Keys issued into the store's key-value area (0 when the store cannot tell)."""
     try:
-        from hippo.store import SQLiteStore, open_store
+        from hippo.access.keys import MAX_KEYS_LISTED
+        from hippo.store import open_store
 
         if url == ":memory:" or ("://" not in url and not Path(url).exists()):
             return 0
         opened = open_store(url)
         try:
-            if isinstance(opened, SQLiteStore):
-                return int(opened._db.execute("SELECT count(*) FROM kv WHERE namespace = ?",
-                                              (namespace,)).fetchone()[0])
-            rows = opened._read("count_values", "counting API keys", namespace=namespace)
-            return int(rows[0]["n"]) if rows else 0
+            return len(opened.list_values(namespace, limit=MAX_KEYS_LISTED))
         finally:
             opened.close()
     except Exception:

@@ -14,9 +14,9 @@ from typing import BinaryIO
 
 from rcp import Errc
 
-from hippo.server.app import Service
-from hippo.server.auth import resolve_principal
-from hippo.server.protocol import _error, dumps
+from hippo.api.auth import authenticate
+from hippo.api.rcp.app import Service
+from hippo.api.rcp.protocol import dumps, error_reply
 
 
 def protocol_stdout() -> BinaryIO:
@@ -32,7 +32,7 @@ def serve(service: Service, stdin: BinaryIO, stdout: BinaryIO) -> None:
     limit = service.settings.max_body_bytes
     # Over stdio the caller is whoever started the server: HIPPO_API_KEY names them (else anonymous).
     key = os.environ.get("HIPPO_API_KEY")
-    principal = resolve_principal({"X-API-Key": key} if key else {}, service.keys)
+    principal = authenticate({"X-API-Key": key} if key else {}, service.keys)
     connection = service.connection(service.context(principal))
     while True:
         line = stdin.readline(limit + 1)
@@ -41,7 +41,7 @@ def serve(service: Service, stdin: BinaryIO, stdout: BinaryIO) -> None:
         if len(line) > limit and not line.endswith(b"\n"):
             while (rest := stdin.readline(1 << 20)) and not rest.endswith(b"\n"):
                 pass  # drop the rest of the oversized line
-            reply = dumps(_error(None, Errc.PAYLOAD_TOO_LARGE, f"message is over {limit} bytes; the limit is "
+            reply = dumps(error_reply(None, Errc.PAYLOAD_TOO_LARGE, f"message is over {limit} bytes; the limit is "
                                  f"{limit}", {"field": "message", "limit": limit}))
         elif not line.strip():
             continue

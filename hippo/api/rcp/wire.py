@@ -19,7 +19,7 @@ class Source:
     document: DocumentRecord | None
 
     def record(self, hit: Hit) -> dict[str, Any]:
-        """The fields a metadata filter sees (see ``hippo.server.filters``)."""
+        """The fields a metadata filter sees (see ``hippo.api.rcp.filters``)."""
         doc = self.document
         return {"docId": hit.doc_id, "title": hit.title, "space": hit.space,
                 "source": doc.source if doc else None, "kind": doc.kind if doc else "document",

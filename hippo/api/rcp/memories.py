@@ -32,10 +32,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from hippo.api.rcp.context import Context
+from hippo.api.rcp.errors import not_found
 from hippo.memory import Memory
 from hippo.memory.walk import view_records
-from hippo.server.auth import Context
-from hippo.server.errors import not_found
 from hippo.store import Store
 from hippo.store.base import Spaces
 from hippo.text import approx_tokens

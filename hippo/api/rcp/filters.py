@@ -12,8 +12,8 @@ from typing import Any
 
 from rcp import filter as rcp_filter
 
+from hippo.api.rcp.errors import invalid
 from hippo.limits import check_depth
-from hippo.server.errors import invalid
 
 FIELDS = {"docId": "keyword", "title": "keyword", "source": "keyword", "space": "keyword", "kind": "keyword"}
 META_PREFIX = "meta."

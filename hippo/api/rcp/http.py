@@ -2,7 +2,7 @@
 
 Every well-formed JSON-RPC reply, error or not, is HTTP 200 (a server bug
 too: -32603, never a bare 500); a request that only carries notifications
-gets 204. Before any of that, ``hippo.server.guard`` answers 421/403/415 to
+gets 204. Before any of that, ``hippo.api.guard`` answers 421/403/415 to
 a foreign Host, a foreign Origin or a body that is not JSON, and a caller
 without a known key gets 401 when keys are configured. Engine calls run in a
 worker thread pool (``HIPPO_SERVER_THREADS``) so the event loop keeps
@@ -33,12 +33,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from hippo.server.app import Service
 from hippo.access import Principal
-from hippo.server.auth import Unauthorized, resolve_principal
-from hippo.server.errors import translate
-from hippo.server.guard import HttpPolicy, RequestGuard
-from hippo.server.protocol import _error, dumps, frame, parse
+from hippo.api.auth import Unauthorized, authenticate
+from hippo.api.guard import HttpPolicy, RequestGuard
+from hippo.api.rcp.app import Service
+from hippo.api.rcp.errors import translate
+from hippo.api.rcp.protocol import dumps, error_reply, frame, parse
 
 SESSION_HEADER = "rcp-session"
 MAX_TOKENS = 10_000
@@ -98,7 +98,7 @@ def _path_mismatch(message: Any, method: str) -> Any:
     def check(request: Any) -> Any:
         if isinstance(request, dict) and request.get("method") != method:
             id_ = request.get("id")
-            return _error(id_ if isinstance(id_, str | int | float) and not isinstance(id_, bool) else None,
+            return error_reply(id_ if isinstance(id_, str | int | float) and not isinstance(id_, bool) else None,
                           Errc.INVALID_REQUEST, f"path names method '{method}', body names "
                           f"'{request.get('method')}'")
         return None
@@ -118,18 +118,18 @@ def create_app(service: Service, *, bound: str | None = None) -> RequestGuard:
             return await answer(request)
         except Exception as exc:  # noqa: BLE001 - never a bare 500: a JSON-RPC error, and the server stays up
             error = translate(exc, where="the HTTP transport")
-            return _json(_error(None, error.code, error.message, error.data))
+            return _json(error_reply(None, error.code, error.message, error.data))
 
     async def answer(request: Request) -> Response:
         try:
-            principal = resolve_principal(request.headers, service.keys, required=service.keys_required)
+            principal = authenticate(request.headers, service.keys, required=service.keys_required)
         except Unauthorized as exc:
-            return Response(dumps(_error(None, Errc.UNAUTHORIZED, str(exc), {"retryable": False})), status_code=401,
+            return Response(dumps(error_reply(None, Errc.UNAUTHORIZED, str(exc), {"retryable": False})), status_code=401,
                             media_type="application/json", headers={"WWW-Authenticate": "Bearer"})
         try:
             body = await _body(request, limit)
         except _TooLarge as exc:
-            return _json(_error(None, Errc.PAYLOAD_TOO_LARGE, f"request body is {exc.args[0]} bytes or more; "
+            return _json(error_reply(None, Errc.PAYLOAD_TOO_LARGE, f"request body is {exc.args[0]} bytes or more; "
                                 f"the limit is {limit}", {"field": "body", "limit": limit}))
         message, failed = parse(body)
         if failed is not None:

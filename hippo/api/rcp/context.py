@@ -1,48 +1,24 @@
-"""Who is calling, and which spaces they may read: the one place every read asks.
+"""One RCP request's caller, and which spaces they may read: the one place every read asks.
 
-The principal comes from the API key in the transport headers
-(``Authorization: Bearer <key>`` or ``X-API-Key``; keys in ``HIPPO_API_KEYS``
-or the store, see ``hippo.access``). A request without a key is anonymous
-(may read and write everything) unless keys are required: a key file is
-configured, keys were issued into the store, or ``HIPPO_REQUIRE_API_KEY``. Handlers read through
-``Context.read_spaces`` and call the engine through ``Context.scoped``
+The principal comes from the API key in the transport headers (``hippo.api.auth``);
+an anonymous caller (no key, none required) may read and write everything. Handlers
+read through ``Context.read_spaces`` and call the engine through ``Context.scoped``
 (``hippo.access.ScopedMemory``), which checks every write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from hippo.access import KeyRing, Principal, ScopedMemory, admin_principal, key_from_headers
-from hippo.errors import HippoError
+from hippo.access import Principal, ScopedMemory, admin_principal
 from hippo.memory import Memory
 from hippo.memory.walk import graph_spaces
 from hippo.spaces import session_space
 from hippo.store.base import Spaces
 
 SESSION_PREFIX = "session:"
-
-
 ANONYMOUS = admin_principal("anonymous")
-
-
-class Unauthorized(HippoError):
-    """No API key where one is required, or a key no one issued."""
-
-
-def resolve_principal(headers: Mapping[str, str], keys: KeyRing | None = None, *,
-                      required: bool = False) -> Principal | None:
-    """The caller behind a request's transport headers; ``None`` (anonymous) may read everything."""
-    key = key_from_headers(headers)
-    if key is None:
-        if required:
-            raise Unauthorized("this server needs an API key: send 'Authorization: Bearer <key>' or 'X-API-Key'")
-        return None
-    principal = keys.principal_for_key(key) if keys is not None else None
-    if principal is None:
-        raise Unauthorized("unknown API key")
-    return principal
 
 
 @dataclass
@@ -54,8 +30,8 @@ class LiveSpaces:
     spaces: frozenset[str] = field(default_factory=frozenset)
 
     def get(self) -> frozenset[str]:
-        state = self.memory._current()  # noqa: SLF001 - the snapshot recall reads
-        key = (id(state), state.revision)
+        with self.memory.reading() as state:  # the snapshot recall reads
+            key = (id(state), state.revision)
         if key != self.key:
             self.spaces, self.key = graph_spaces(self.memory), key
         return self.spaces

@@ -1,4 +1,6 @@
-"""Engine errors -> RCP error codes, with ``error.data`` naming the field and the limit."""
+"""Errors as RCP error codes, with ``error.data`` naming the field and the limit.
+
+Which failure a hippo error is comes from ``hippo.api.errors``, shared with the MCP server."""
 
 from __future__ import annotations
 
@@ -11,8 +13,17 @@ from pydantic import ValidationError
 from rcp import Errc, RcpError
 
 from hippo import errors as hippo_errors
+from hippo.api.errors import Kind, classify
 
-log = logging.getLogger("hippo.server")
+log = logging.getLogger("hippo.server")  # the name log configurations already use
+
+CODES: dict[Kind, int] = {
+    "invalid": Errc.INVALID_PARAMS,
+    "not_found": Errc.NOT_FOUND,
+    "conflict": Errc.CONFLICT,
+    "unavailable": Errc.BACKEND_UNAVAILABLE,
+    "unauthorized": Errc.UNAUTHORIZED,
+}
 
 
 def invalid(field: str, message: str, *, limit: Any = None) -> RcpError:
@@ -55,22 +66,9 @@ def translate(exc: BaseException, where: str = "a request") -> RcpError:
         return exc
     if isinstance(exc, ValidationError):
         return from_validation(exc)
-    if isinstance(exc, hippo_errors.InvalidInput):
-        return invalid(exc.field, str(exc).removeprefix(f"{exc.field}: "), limit=exc.limit)
-    if isinstance(exc, hippo_errors.NotFound):
-        return RcpError(Errc.NOT_FOUND, str(exc), {"retryable": False})
-    if isinstance(exc, hippo_errors.Conflict | hippo_errors.AlreadyForgotten | hippo_errors.NotForgotten):
-        data: dict[str, Any] = {"retryable": type(exc).__name__ == "Conflict"}
-        if getattr(exc, "code", None):
-            data["code"] = exc.code
-        return RcpError(Errc.CONFLICT, str(exc), data)
-    if isinstance(exc, hippo_errors.StoreError | hippo_errors.EmbeddingModelError
-                  | hippo_errors.EmbeddingModelMismatch):
-        return RcpError(Errc.BACKEND_UNAVAILABLE, str(exc), {"retryable": True})
-    if isinstance(exc, hippo_errors.AccessDenied):
-        return RcpError(Errc.UNAUTHORIZED, str(exc), {"space": exc.space, "right": exc.right, "retryable": False})
     if isinstance(exc, hippo_errors.HippoError):
-        return RcpError(Errc.INVALID_PARAMS, str(exc))
+        failure = classify(exc)
+        return RcpError(CODES[failure.kind], str(exc), failure.data or None)
     return internal(exc, where)
 
 

@@ -3,7 +3,7 @@
 Beyond loopback, a server without API keys would make every caller an admin:
 both commands refuse to start that way (one line naming the fix) unless told
 ``--insecure-no-auth``. Who may reach an HTTP server is also a matter of
-``Host`` and ``Origin`` (``hippo.server.guard``).
+``Host`` and ``Origin`` (``hippo.api.guard``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _http_address(http: str | None) -> tuple[str, int]:
 
 
 def _server_settings(hosts: list[str] | None, origins: list[str] | None) -> Any:
-    from hippo.server.config import ServerSettings
+    from hippo.api.config import ServerSettings
 
     env = ServerSettings()
     return env.model_copy(update={"allowed_hosts": [*env.allowed_hosts, *(hosts or [])],
@@ -55,7 +55,7 @@ def _server_settings(hosts: list[str] | None, origins: list[str] | None) -> Any:
 def _exposed(store: Any, settings: Any, host: str, insecure: bool, command: str) -> None:
     """Refuse (one line, exit 2) to serve beyond loopback without keys; warn when told to anyway."""
     from hippo.access.keys import keys_configured
-    from hippo.server.guard import exposure_refusal, is_loopback
+    from hippo.api.guard import exposure_refusal, is_loopback
 
     keys = keys_configured(store, settings)
     refusal = exposure_refusal(host, keys=keys, insecure=insecure, command=command)
@@ -90,9 +90,9 @@ def serve(
         raise _fail("give exactly one of --stdio or --http HOST:PORT")
     host, port = _http_address(http) if http is not None else ("", 0)
     try:
+        from hippo.api.rcp import open_service
+        from hippo.api.rcp import stdio as stdio_transport
         from hippo.config import Settings
-        from hippo.server import open_service
-        from hippo.server import stdio as stdio_transport
         from hippo.store import open_store
 
         settings = Settings()
@@ -110,7 +110,7 @@ def serve(
         if frames is not None:
             stdio_transport.serve(service, sys.stdin.buffer, frames)
         else:
-            from hippo.server.http import serve as serve_http
+            from hippo.api.rcp.http import serve as serve_http
 
             err.print(f"hippo RCP server on http://{host}:{port}/rcp (store {service.memory.store.url})")
             serve_http(service, host, port)
@@ -137,9 +137,9 @@ def mcp(
     host, port = _http_address(http) if http is not None else ("", 0)
     try:
         from hippo.access import derive_principal
-        from hippo.config import Settings
         from hippo.access.keys import KeyRing
-        from hippo.mcp_server import build_server, http_app
+        from hippo.api.mcp import build_server, http_app
+        from hippo.config import Settings
         from hippo.store import open_store
 
         settings = Settings(**({"api_keys": str(api_keys)} if api_keys else {}))

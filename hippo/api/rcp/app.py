@@ -1,6 +1,6 @@
 """The server's one shared object: a ``Memory``, the registries, the advertised capabilities.
 
-Transports (``hippo.server.http``, ``hippo.server.stdio``) ask it for a
+Transports (``hippo.api.rcp.http``, ``hippo.api.rcp.stdio``) ask it for a
 ``Connection`` per client with the caller's ``Context`` bound in.
 """
 
@@ -9,21 +9,21 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from hippo import __version__
-from hippo.config import Settings
+from hippo.access import Principal
 from hippo.access.keys import KeyRing
+from hippo.api.config import ServerSettings
+from hippo.api.rcp import filters
+from hippo.api.rcp.coalesce import CoalescingEmbedder
+from hippo.api.rcp.context import Context, LiveSpaces
+from hippo.api.rcp.handlers import CORE, EXTENSIONS, GRAPH_OPS, MODES
+from hippo.api.rcp.memories import MemoryRegistry
+from hippo.api.rcp.protocol import EXTENSION_CAPABILITY, Connection
+from hippo.api.rcp.sessions import SessionRegistry
+from hippo.config import Settings
 from hippo.memory import Memory
 from hippo.memory.walk import MAX_HOPS
-from hippo.server import filters
-from hippo.access import Principal
-from hippo.server.auth import Context, LiveSpaces
-from hippo.server.coalesce import CoalescingEmbedder
-from hippo.server.config import ServerSettings
-from hippo.server.handlers import CORE, EXTENSIONS, GRAPH_OPS, MODES
-from hippo.server.memories import MemoryRegistry
-from hippo.server.protocol import EXTENSION_CAPABILITY, Connection
-from hippo.server.sessions import SessionRegistry
 from hippo.store import Store
+from hippo.version import __version__
 
 # L1: retrieve in dense/sparse/hybrid with filters, citations, one score scale per mode, k and minScore
 # honoured. L2: L1 plus a selection of SOTA surfaces; hippo's is graph (local, neighbors).
