@@ -44,33 +44,11 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from benchmarks.common import (
-        CACHE,
-        REPO,
-        RESULTS,
-        log,
-        machine_info,
-        machine_line,
-        markdown_table,
-        offline,
-        percentiles,
-        progress_printer,
-        write_outputs,
-    )
+    from benchmarks.common import (CACHE, REPO, RESULTS, log, machine_info, machine_line, markdown_table, offline,
+                                   percentiles, progress_printer, write_outputs)
 except ImportError:  # run as ``python benchmarks/serve_load.py``
-    from common import (  # type: ignore
-        CACHE,
-        REPO,
-        RESULTS,
-        log,
-        machine_info,
-        machine_line,
-        markdown_table,
-        offline,
-        percentiles,
-        progress_printer,
-        write_outputs,
-    )
+    from common import (CACHE, REPO, RESULTS, log, machine_info, machine_line,  # type: ignore
+                        markdown_table, offline, percentiles, progress_printer, write_outputs)
 
 TARGET_PASSAGES = 10_000
 SEED = 20240607

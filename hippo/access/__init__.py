@@ -11,28 +11,10 @@ Space names and the ids each space owns are ``hippo.spaces``. The servers
 engine only through ``ScopedMemory``.
 """
 
-from hippo.access.keys import (
-                               KEY_NAMESPACE,
-                               KeyFile,
-                               KeyRecord,
-                               KeyRing,
-                               key_from_headers,
-                               key_hash,
-                               keys_configured,
-                               principal_for_key,
-                               read_key_file,
-)
-from hippo.access.principal import (
-                               ALL_SCOPES,
-                               DEFAULT_SCOPES,
-                               ORG,
-                               Grant,
-                               Principal,
-                               Scope,
-                               admin_principal,
-                               derive_principal,
-                               require,
-)
+from hippo.access.keys import (KEY_NAMESPACE, KeyFile, KeyRecord, KeyRing, key_from_headers, key_hash, keys_configured,
+                               principal_for_key, read_key_file)
+from hippo.access.principal import (ALL_SCOPES, DEFAULT_SCOPES, ORG, Grant, Principal, Scope, admin_principal,
+                                    derive_principal, require)
 from hippo.access.scoped import MAX_CLEAR, ClearResult, ScopedMemory
 from hippo.access.sessions import SESSION_NAMESPACE, SessionRegistry
 from hippo.spaces import session_space, user_space

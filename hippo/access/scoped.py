@@ -23,19 +23,8 @@ from hippo.access.sessions import SessionRegistry
 from hippo.config import Settings
 from hippo.errors import AccessDenied, InvalidInput, NotFound
 from hippo.memory.inputs import target_uid
-from hippo.models import (
-    Document,
-    ForgetResult,
-    Hit,
-    IndexResult,
-    MemoryItem,
-    MemoryVersion,
-    Neighborhood,
-    RecallResult,
-    RememberResult,
-    RestoreResult,
-    Stats,
-)
+from hippo.models import (Document, ForgetResult, Hit, IndexResult, MemoryItem, MemoryVersion, Neighborhood,
+                          RecallResult, RememberResult, RestoreResult, Stats)
 from hippo.spaces import user_space
 
 if TYPE_CHECKING:

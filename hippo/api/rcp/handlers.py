@@ -19,21 +19,9 @@ from hippo.api.rcp import filters, wire
 from hippo.api.rcp.context import Context
 from hippo.api.rcp.errors import from_validation, invalid, too_large, unsupported
 from hippo.api.rcp.memories import MemoryRecord, MemoryRegistry, new_memory_id, now, text_form
-from hippo.api.rcp.params import (
-    ForgetParams,
-    GraphParams,
-    HistoryParams,
-    IndexAddParams,
-    IndexDeleteParams,
-    InputDocument,
-    MemoriesParams,
-    MemoryBuildParams,
-    MemoryRecallParams,
-    Params,
-    RememberParams,
-    RestoreParams,
-    RetrieveParams,
-)
+from hippo.api.rcp.params import (ForgetParams, GraphParams, HistoryParams, IndexAddParams, IndexDeleteParams,
+                                  InputDocument, MemoriesParams, MemoryBuildParams, MemoryRecallParams, Params,
+                                  RememberParams, RestoreParams, RetrieveParams)
 from hippo.api.rcp.sessions import Session, SessionRegistry, select
 from hippo.memory import Memory
 from hippo.memory.engine import MAX_K as ENGINE_MAX_K

@@ -124,8 +124,9 @@ def create_app(service: Service, *, bound: str | None = None) -> RequestGuard:
         try:
             principal = authenticate(request.headers, service.keys, required=service.keys_required)
         except Unauthorized as exc:
-            return Response(dumps(error_reply(None, Errc.UNAUTHORIZED, str(exc), {"retryable": False})), status_code=401,
-                            media_type="application/json", headers={"WWW-Authenticate": "Bearer"})
+            refused = error_reply(None, Errc.UNAUTHORIZED, str(exc), {"retryable": False})
+            return Response(dumps(refused), status_code=401, media_type="application/json",
+                            headers={"WWW-Authenticate": "Bearer"})
         try:
             body = await _body(request, limit)
         except _TooLarge as exc:
