@@ -3,8 +3,8 @@
 ``hippo serve --stdio`` or ``hippo serve --http HOST:PORT`` (path ``/rcp``).
 The ``rcp`` SDK carries the wire vocabulary, the handshake and capability
 gating; this package maps the protocol's methods onto a ``hippo.Memory``.
-``Service`` and ``open_service`` load on first use, so ``hippo.api.guard``
-(shared with the MCP server) imports without the ``rcp`` SDK.
+``Service`` and ``open_service`` load on first use, so a module of this package
+(``filters``, ``params``) imports without loading the engine.
 """
 
 from __future__ import annotations
