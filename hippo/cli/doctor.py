@@ -215,7 +215,7 @@ def llm(settings: Settings) -> Check:
 
 def api_keys(url: str, settings: Settings) -> Check:
     """Who may call the servers: a key file, keys issued into the store, or nobody but loopback."""
-    from hippo.access import KEY_NAMESPACE, read_key_file
+    from hippo.access.keys import KEY_NAMESPACE, read_key_file
 
     parts = []
     try:
