@@ -158,7 +158,7 @@ def main() -> None:
     from hippo.datasets import load_dataset
     from hippo.embed import SentenceEmbedder
     from hippo.extract import SpacyExtractor
-    from hippo.extract.llm import LLMExtractor
+    from hippo.llm.extractor import LLMExtractor
     from hippo.llm import LLMConfig
     from hippo.llm.recognition import RecognitionFilter
     from hippo.store import SQLiteStore

@@ -46,11 +46,11 @@ except ImportError:  # run as ``python benchmarks/memories.py``
 offline()
 
 import hippo  # noqa: E402
+from hippo.access import admin_principal  # noqa: E402
+from hippo.api.rcp import Service  # noqa: E402
+from hippo.api.rcp.memories import NAMESPACE, MemoryRecord, MemoryRegistry, latest_key  # noqa: E402
 from hippo.datasets import SAMPLE  # noqa: E402
 from hippo.embed import SentenceEmbedder  # noqa: E402
-from hippo.server import Service  # noqa: E402
-from hippo.server.auth import Principal  # noqa: E402
-from hippo.server.memories import NAMESPACE, MemoryRecord, MemoryRegistry, latest_key  # noqa: E402
 from hippo.store import open_store  # noqa: E402
 
 OWNERS = 100
@@ -153,7 +153,7 @@ def measure(store: Any, registry_of: Callable[[Any], Any], n: int, repeat: int, 
     latest_keys = read / repeat
 
     service.memories = registry_of(store)  # one server's registry, warm after the first call
-    connection = service.connection(service.context(Principal(id="user-7")), initialized=True)
+    connection = service.connection(service.context(admin_principal("user-7")), initialized=True)
     recalls = []
     for q in range(repeat):
         start = time.perf_counter()
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _wipe(store: Any) -> None:
-    with store._driver.session() as session:  # noqa: SLF001 - a benchmark's own scratch database
+    with store.db.session() as session:  # a benchmark's own scratch database
         session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS").consume()
 
 

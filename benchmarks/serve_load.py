@@ -10,7 +10,7 @@ Compared in the same run: the default server (torch at one intra-op thread,
 each recall embedding its query alone), the same with torch's default two
 threads (``HIPPO_SERVER_TORCH_THREADS=2``, the baseline before the server
 pinned it), and with ``HIPPO_SERVER_COALESCE_EMBEDDINGS=true`` (concurrent
-queries encoded as one batch, ``hippo.server.coalesce``).
+queries encoded as one batch, ``hippo.api.rcp.coalesce``).
 
 The memory (cached under ``results/cache/``, built once, ~10-20 min on 2 cores):
 every passage of the shared datasets (MuSiQue and HotpotQA tuning corpora, the

@@ -34,10 +34,11 @@ from hippo.models import (
     Stats,
 )
 
+from hippo.version import __version__  # noqa: F401  (hippo.__version__)
+
 __all__ = [
     "AccessDenied", "AlreadyForgotten", "Clue", "Conflict", "Document", "EmbeddingModelError",
     "EmbeddingModelMismatch", "Entity", "Fact", "ForgetResult", "HippoError", "Hit", "IndexResult", "InvalidInput",
     "Memory", "MemoryItem", "MemoryVersion", "NotForgotten", "NotFound", "Passage", "Provenance", "RecallResult",
     "RememberResult", "RestoreResult", "Seed", "Settings", "Stats", "StoreError",
 ]
-__version__ = "0.1.0"

@@ -22,7 +22,7 @@ from hippo.errors import InvalidInput
 from hippo.ids import document_id
 from hippo.models import Document
 
-SAMPLE = Path(__file__).resolve().parent.parent / "datasets" / "sample"
+SAMPLE = Path(__file__).resolve().parent / "data" / "sample"  # package data: ships with every install
 
 
 @dataclass

@@ -37,11 +37,11 @@ from hippo.access import (
     derive_principal,
     user_space,
 )
+from hippo.access.keys import KeyRing, key_hash, principal_for_key, read_key_file
 from hippo.datasets import SAMPLE
 from hippo.errors import AccessDenied, InvalidInput, NotFound
 from hippo.extract import SpacyExtractor
 from hippo.extract.base import Extraction, NamedEntity, Triple
-from hippo.keys import KeyRing, key_hash, principal_for_key, read_key_file
 from hippo.models import Passage
 from hippo.spaces import DERIVED
 from hippo.store import SQLiteStore
@@ -785,8 +785,8 @@ def test_clear_a_users_space(world: World):
 def test_rcp_server_reads_and_writes_as_the_keys_principal(open_memory: Callable[..., Memory], tmp_path: Path):
     import httpx
 
-    from hippo.server.app import Service
-    from hippo.server.http import background
+    from hippo.api.rcp.app import Service
+    from hippo.api.rcp.http import background
 
     keys = {"alice": "alice-rcp-key", "bob": "bob-rcp-key", "root": "root-rcp-key"}
     path = tmp_path / "keys.toml"

@@ -1,6 +1,6 @@
 """The Neo4j Browser as a person sees it: the real Browser that the Neo4j server serves,
 driven in headless Chromium (Debian's ``chromium``) by Playwright. It logs in, loads
-``cypher/browse/hippo.grass``, pastes each saved query file whole, runs it, and reads what
+``hippo/cypher/browse/hippo.grass``, pastes each saved query file whole, runs it, and reads what
 the page shows: predicate captions on fact edges, scores on synonym edges, one caption per
 label, tables without float arrays, the counts the overview promises.
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from hippo import Settings
-from hippo import doctor
+from hippo.cli import doctor
 from tests.fake_openai import FakeOpenAI
 
 

@@ -15,12 +15,12 @@ import pytest
 import rcp
 
 from hippo import InvalidInput
+from hippo.api.config import ServerSettings
+from hippo.api.rcp import Service
+from hippo.api.rcp.http import background
 from hippo.datasets import SAMPLE
 from hippo.documents import MissingExtra, read_file, read_paths, split_document
 from hippo.documents import convert as convert_module
-from hippo.server import Service
-from hippo.server.config import ServerSettings
-from hippo.server.http import background
 from hippo.text import split_passages
 from tests.document_files import SECTIONS, write_all
 

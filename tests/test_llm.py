@@ -248,7 +248,7 @@ def test_no_key_for_openai_itself_is_a_clear_error(monkeypatch):
 
 def test_offline_path_never_imports_openai():
     code = (
-        "import sys, hippo, hippo.memory.engine, hippo.extract.llm, hippo.memory.clues\n"
+        "import sys, hippo, hippo.memory.engine, hippo.llm.extractor, hippo.memory.clues\n"
         "from hippo.llm.parts import llm_parts\n"
         "parts = llm_parts(hippo.Settings(), store=None, fallback=None)\n"
         "assert parts.client is None and parts.extractor is None and parts.fact_filter is None\n"

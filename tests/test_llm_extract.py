@@ -14,7 +14,7 @@ import pytest
 from hippo import Memory, Settings
 from hippo.datasets import load_dataset
 from hippo.extract import OpenIEImport, SpacyExtractor
-from hippo.extract.llm import CACHE_NAMESPACE, LLMExtractor, StoreExtractionCache, cache_key
+from hippo.llm.extractor import CACHE_NAMESPACE, LLMExtractor, StoreExtractionCache, cache_key
 from hippo.llm import PROMPT_VERSION, LLMClient, LLMConfig, LLMConfigError
 from hippo.models import Document
 from hippo.store import SQLiteStore

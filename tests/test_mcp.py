@@ -18,7 +18,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from hippo.keys import key_hash
+from hippo.access.keys import key_hash
 
 TOOLS = {"search_memory", "add_memory", "delete_memory", "clear", "add_global_knowledge"}
 

@@ -36,7 +36,9 @@ except ImportError:  # the neo4j extra is missing: an error in CI, a skip elsewh
     if os.environ.get("CI"):
         raise
     pytest.skip("the neo4j driver is not installed (pip install 'hippo[neo4j]')", allow_module_level=True)
-from hippo.store.neo4j import Neo4jStore, check_server_version, cypher_dir, lucene_query  # noqa: E402
+from hippo.store.common import keyword_query as lucene_query  # noqa: E402  (both stores search the same words)
+from hippo.store.neo4j import Neo4jStore, check_server_version, cypher_dir  # noqa: E402
+from hippo.store.neo4j.connection import Connection  # noqa: E402
 
 pytestmark = pytest.mark.neo4j
 
@@ -398,14 +400,14 @@ def test_an_unsupported_server_version_is_refused(neo4j_server, monkeypatch):
             check_server_version(version, "community", "bolt://x")
     for version in ("5.26.0", "5.26.30", "5.27.0", "2025.01.0", "2026.2.1"):
         check_server_version(version, "enterprise", "bolt://x")
-    real = Neo4jStore._read
+    real = Connection.read
 
     def old_server(self, name, doing, **params):  # type: ignore[no-untyped-def]
         if name == "server_components":
             return [{"name": "Neo4j Kernel", "versions": ["5.13.0"], "edition": "community"}]
         return real(self, name, doing, **params)
 
-    monkeypatch.setattr(Neo4jStore, "_read", old_server)
+    monkeypatch.setattr(Connection, "read", old_server)
     with pytest.raises(StoreError) as exc:
         _open(neo4j_server)
     assert "runs 5.13.0 (community); hippo needs Neo4j 5.26 or newer" in _one_line(exc)

@@ -28,17 +28,17 @@ import pytest
 
 from hippo import Memory
 from hippo.access import Grant, ScopedMemory, admin_principal, derive_principal
+from hippo.access.keys import KEY_NAMESPACE, KeyRing, key_hash
+from hippo.api.config import ServerSettings
+from hippo.api.guard import exposure_refusal
+from hippo.api.rcp import Service, handlers
+from hippo.api.rcp import filters as rcp_filters
+from hippo.api.rcp import stdio as stdio_transport
+from hippo.api.rcp.http import background
+from hippo.api.rcp.memories import LEGACY_INDEX, NAMESPACE, MemoryRecord, MemoryRegistry, latest_key
 from hippo.datasets import SAMPLE
 from hippo.errors import InvalidInput
-from hippo.keys import KEY_NAMESPACE, KeyRing, key_hash
 from hippo.memory.inputs import memory_uid
-from hippo.server import Service, handlers
-from hippo.server import filters as rcp_filters
-from hippo.server import stdio as stdio_transport
-from hippo.server.config import ServerSettings
-from hippo.server.guard import exposure_refusal
-from hippo.server.http import background
-from hippo.server.memories import LEGACY_INDEX, NAMESPACE, MemoryRecord, MemoryRegistry, latest_key
 from hippo.spaces import check_space
 from hippo.store import SQLiteStore
 
@@ -266,7 +266,7 @@ def test_a_dry_run_lists_only_what_leaves_the_callers_view(world):
     assert shared not in {e.name for e in admin.entities}, "an admin sees alice's passage keep it"
 
     # The MCP tool (delete_memory, dry_run) answers the same, through the same facade.
-    from hippo.mcp_server import build_server
+    from hippo.api.mcp import build_server
 
     server = build_server(world.memory, principal=derive_principal("bob"))
     result = anyio.run(server.call_tool, "delete_memory", {"custom_id": "met", "dry_run": True})
@@ -497,7 +497,8 @@ def _record(i: int, owner: str, session: str | None = None) -> MemoryRecord:
 
 
 def test_memory_records_are_per_owner_and_looked_up_by_key(tmp_path):
-    from hippo.server.auth import Context, LiveSpaces, Principal
+    from hippo.access import Principal
+    from hippo.api.rcp.context import Context, LiveSpaces
 
     store = SQLiteStore(tmp_path / "registry.db")
     reads = mock.patch.object(store, "get_values", wraps=store.get_values)
@@ -505,7 +506,7 @@ def test_memory_records_are_per_owner_and_looked_up_by_key(tmp_path):
     registry = MemoryRegistry(store)
 
     def ctx(owner: str | None) -> Context:
-        return Context(live=LiveSpaces(None), principal=Principal(id=owner) if owner else None)  # type: ignore[arg-type]
+        return Context(live=LiveSpaces(None), principal=Principal(user_id=owner) if owner else None)  # type: ignore[arg-type]
 
     costs = []
     for n in (10, 300):

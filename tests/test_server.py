@@ -20,11 +20,11 @@ import rcp
 from rcp import Errc, RcpError
 
 from hippo import Memory, Settings
+from hippo.api.config import ServerSettings
+from hippo.api.rcp import Service
+from hippo.api.rcp.coalesce import CoalescingEmbedder
+from hippo.api.rcp.http import background
 from hippo.datasets import SAMPLE
-from hippo.server import Service
-from hippo.server.coalesce import CoalescingEmbedder
-from hippo.server.config import ServerSettings
-from hippo.server.http import background
 from hippo.store import SQLiteStore
 from hippo.text import approx_tokens
 

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hippo import Memory, Settings
+from hippo.api.config import ServerSettings
+from hippo.api.rcp import Service
+from hippo.api.rcp.http import background
 from hippo.datasets import SAMPLE
-from hippo.server import Service
-from hippo.server.config import ServerSettings
-from hippo.server.http import background
 from hippo.store import SQLiteStore
 
 TIMEOUT = 30.0  # seconds: a reply later than this counts as a hang

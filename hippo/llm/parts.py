@@ -7,7 +7,7 @@ from typing import Any
 
 from hippo.config import Settings
 from hippo.extract.base import Extractor
-from hippo.extract.llm import LLMExtractor, StoreExtractionCache
+from hippo.llm.extractor import LLMExtractor, StoreExtractionCache
 from hippo.llm.client import LLMClient
 from hippo.llm.cluewriter import LLMClueWriter
 from hippo.llm.recognition import RecognitionFilter

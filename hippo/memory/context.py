@@ -304,8 +304,8 @@ def context(memory: Memory, user_id: str, *, budget_tokens: int | None = None, s
     Access is not checked here: go through ``hippo.access.ScopedMemory.context``
     to serve a principal.
     """
-    from hippo.access import user_space
     from hippo.errors import InvalidInput
+    from hippo.spaces import user_space
 
     settings = memory.settings
     budget = settings.context_budget_tokens if budget_tokens is None else budget_tokens

@@ -16,7 +16,7 @@ from hippo.documents import expand_paths
 from hippo.embed import Embedder, open_embedder
 from hippo.errors import Conflict, InvalidInput
 from hippo.extract import Extractor, SpacyExtractor
-from hippo.extract.llm import usage_meter
+from hippo.llm.extractor import usage_meter
 from hippo.llm.parts import llm_parts
 from hippo.memory import lifecycle, reembed
 from hippo.memory.clues import ClueExpander

@@ -1,4 +1,4 @@
-"""Cypher statements live in ``cypher/<name>.cypher`` at the repository root, not in Python strings."""
+"""Cypher statements live in ``hippo/cypher/<name>.cypher`` (package data), not in Python strings."""
 
 from __future__ import annotations
 
@@ -13,16 +13,16 @@ __all__ = ["cypher", "cypher_dir", "cypher_statements"]
 
 
 def cypher_dir() -> Path:
-    """``cypher/`` at the repository root (found from this file in an editable install)."""
+    """``hippo/cypher/``, shipped inside the package (``HIPPO_CYPHER_DIR`` overrides, e.g. to try edits)."""
     override = os.environ.get("HIPPO_CYPHER_DIR")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "cypher"
+    return Path(__file__).resolve().parents[1] / "cypher"
 
 
 @cache
 def cypher(name: str) -> str:
-    """The statement in ``cypher/<name>.cypher``, without its ``//`` comment lines."""
+    """The statement in ``hippo/cypher/<name>.cypher``, without its ``//`` comment lines."""
     path = cypher_dir() / f"{name}.cypher"
     try:
         text = path.read_text(encoding="utf-8")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -18,6 +17,7 @@ import numpy as np
 from hippo.errors import Conflict, StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
+from hippo.store.common import in_order, keyword_query
 from hippo.store.sqlite_embedding import SQLiteEmbeddings, blob as _blob
 
 R = TypeVar("R", Passage, Entity, Fact, DocumentRecord)
@@ -33,7 +33,6 @@ _ADDED_COLUMNS = [  # (table, column, type) added since schema 1
     ("passages", "page", "INTEGER"),
     ("passages", "headings", "TEXT"),
 ]
-_WORD = re.compile(r"\w+", re.UNICODE)
 _CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
 
 
@@ -44,12 +43,6 @@ def _chunks(items: list[str]) -> Iterator[list[str]]:
 
 def _marks(n: int) -> str:
     return ",".join("?" * n)
-
-
-def _fts_query(text: str) -> str:
-    """Quote every word so user text can never be read as FTS5 syntax."""
-    words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
-    return " OR ".join(f'"{w}"' for w in words)
 
 
 def _when(moment: datetime | None) -> str | None:
@@ -266,7 +259,7 @@ class SQLiteStore(SQLiteEmbeddings):
             for part in _chunks(wanted):
                 for row in self._db.execute(f"{select} ({_marks(len(part))})", part):
                     by_id[row[0]] = build(row)
-        return [by_id[i] for i in wanted if i in by_id]
+        return in_order(wanted, by_id)
 
     _PASSAGE_COLUMNS = ("id, doc_id, idx, title, text, space, version, forgotten_at, forgotten_reason, created_at, "
                         "source, page, headings")
@@ -358,7 +351,7 @@ class SQLiteStore(SQLiteEmbeddings):
         return self._records(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN", ids, self._fact)
 
     def keyword_search(self, query: str, k: int, spaces: Spaces = None) -> list[tuple[str, float]]:
-        match = _fts_query(query)
+        match = keyword_query(query)
         if not match or k <= 0:
             return []
         sql = (

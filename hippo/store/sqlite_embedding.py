@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from hippo.errors import Conflict
 from hippo.models import Entity, Fact, Passage
-from hippo.store.base import (LEGACY_BACKEND, BoundIdentity, EmbeddingIdentity, binding_error, embed_hash,
-                              embed_text)
+from hippo.store.base import LEGACY_BACKEND, BoundIdentity, EmbeddingIdentity, binding_error, embed_hash, embed_text
+from hippo.store.common import nothing_staged, texts_unstaged
 
 
 def blob(vector: np.ndarray) -> bytes:
@@ -83,13 +82,12 @@ class SQLiteEmbeddings(BoundIdentity):
     def swap_staged_vectors(self, identity: EmbeddingIdentity) -> int:
         with self._transaction() as db:
             if self._meta("staged_embedding") != identity.key():
-                raise Conflict(f"no vectors are staged for {identity.describe()}; nothing was changed")
+                raise nothing_staged(identity)
             [missing] = db.execute(
                 "SELECT COUNT(*) FROM (SELECT embed_hash AS h FROM passages UNION SELECT embed_hash FROM entities "
                 "UNION SELECT embed_hash FROM facts) WHERE h NOT IN (SELECT hash FROM vectors_staged)").fetchone()
             if missing:
-                raise Conflict(f"{missing} stored texts have no staged vector (written since the re-embedding "
-                               "began); nothing was changed")
+                raise texts_unstaged(missing)
             db.execute("DELETE FROM vectors")
             db.execute("INSERT INTO vectors (hash, vector) SELECT hash, vector FROM vectors_staged")
             db.execute("DELETE FROM vectors_staged")

@@ -1,0 +1,175 @@
+"""One Neo4j server as the store talks to it: its URL, the driver, and every statement run
+under one error guard that turns driver and server errors into one line a person can act on.
+
+Statements are files (``hippo/cypher/<name>.cypher``, read by ``hippo.store.cypher``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
+
+from hippo.errors import HippoError, StoreError
+from hippo.store.cypher import cypher
+
+try:
+    import neo4j
+    from neo4j import exceptions as neo4j_errors
+except ImportError:  # pragma: no cover - the neo4j extra is not installed
+    neo4j = None  # type: ignore[assignment]
+    neo4j_errors = None  # type: ignore[assignment]
+
+T = TypeVar("T")
+
+MIN_SERVER = (5, 26)
+SCHEMES = {"neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc"}
+
+
+@dataclass(frozen=True)
+class NeoUrl:
+    scheme: str
+    address: str  # host:port, IPv6 hosts in brackets
+    user: str | None
+    password: str | None
+    database: str | None
+
+
+def parse_url(url: str) -> NeoUrl:
+    """Split a Neo4j URL; errors never echo the password."""
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    if parts.scheme not in SCHEMES:
+        raise StoreError(f"not a Neo4j URL: {parts.scheme or '(no scheme)'}://{host} (use neo4j:// or bolt://)")
+    try:
+        port = parts.port or 7687
+    except ValueError:
+        raise StoreError(f"bad port in Neo4j URL {parts.scheme}://{host}") from None
+    if ":" in host:
+        host = f"[{host}]"
+    return NeoUrl(parts.scheme, f"{host}:{port}", unquote(parts.username) if parts.username else None,
+                  unquote(parts.password) if parts.password is not None else None,
+                  unquote(parts.path.strip("/")) or None)
+
+
+def first_line(text: str) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= 300 else line[:297] + "…"
+
+
+def unreachable_reason(text: str) -> str:
+    """The useful part of the driver's multi-line connection error."""
+    if "looks like HTTP" in text:
+        return "that port speaks HTTP, not Bolt (the Bolt port is usually 7687)"
+    found = re.search(r"\(reason (?:\[Errno -?\d+\] )?([^)]*)\)", text)
+    if found:
+        return found.group(1).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return first_line(lines[-1]) if lines else ""
+
+
+def check_server_version(version: str, edition: str, where: str) -> None:
+    """Refuse a server older than 5.26 (calendar versions such as 2025.01 are newer)."""
+    parsed = tuple(int(part) for part in re.findall(r"\d+", version)[:3])
+    if not parsed or parsed[:2] < MIN_SERVER:
+        raise StoreError(
+            f"Neo4j at {where} runs {version} ({edition}); hippo needs Neo4j "
+            f"{'.'.join(map(str, MIN_SERVER))} or newer"
+        )
+
+
+class Connection:
+    """The driver of one database, and the only place its errors are translated."""
+
+    def __init__(self, url: NeoUrl, user: str, password: str, database: str | None, *,
+                 connection_timeout: float, max_retry_time: float) -> None:
+        if neo4j is None:
+            raise StoreError("the Neo4j store needs the neo4j driver: pip install 'hippo[neo4j]'")
+        self.user = user
+        self.database = database
+        self.url = f"{url.scheme}://{user}@{url.address}" + (f"/{database}" if database else "")
+        try:
+            self.driver = neo4j.GraphDatabase.driver(
+                f"{url.scheme}://{url.address}", auth=(user, password),
+                connection_timeout=connection_timeout, max_transaction_retry_time=max_retry_time,
+                # "relationship type MENTIONS does not exist" on a new store's first reads: expected, and
+                # a screenful on stderr. Other warnings (deprecations, performance) still come through.
+                notifications_min_severity="WARNING", notifications_disabled_classifications=["UNRECOGNIZED"],
+            )
+        except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, ValueError) as exc:
+            raise StoreError(f"cannot open Neo4j at {self.url}: {first_line(str(exc))}") from None
+
+    def error(self, exc: Exception, doing: str) -> StoreError:
+        """One line a person can act on, for any driver or server error."""
+        if isinstance(exc, neo4j_errors.AuthError):
+            return StoreError(f"Neo4j at {self.url} refused user {self.user!r}: wrong user or password "
+                              "(set NEO4J_USER / NEO4J_PASSWORD or put them in the URL)")
+        if isinstance(exc, (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired)):
+            reason = unreachable_reason(str(exc)) or type(exc).__name__
+            return StoreError(f"cannot reach Neo4j at {self.url} while {doing}: {reason}")
+        if isinstance(exc, neo4j_errors.Neo4jError):
+            code = exc.code or type(exc).__name__
+            if code.endswith("DatabaseNotFound"):
+                return StoreError(f"Neo4j at {self.url} has no database {self.database!r}")
+            return StoreError(f"Neo4j refused {doing} at {self.url}: {code}: {first_line(exc.message or '')}")
+        return StoreError(f"Neo4j error while {doing} at {self.url}: {type(exc).__name__}: "
+                          f"{first_line(str(exc))}")
+
+    def guard(self, doing: str, work: Callable[[], T]) -> T:
+        try:
+            return work()
+        except HippoError:
+            raise
+        except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, OSError) as exc:
+            raise self.error(exc, doing) from None
+
+    def session(self) -> Any:
+        return self.driver.session(database=self.database)
+
+    def verify(self) -> None:
+        self.guard("connecting", self.driver.verify_connectivity)
+
+    def read(self, name: str, doing: str, **params: Any) -> list[Any]:
+        """Run one read statement from ``hippo/cypher/<name>.cypher`` (retried on transient errors)."""
+        return self._run(name, doing, write=False, **params)
+
+    def write_one(self, name: str, doing: str, **params: Any) -> list[Any]:
+        """Run one write statement in a transaction of its own."""
+        return self._run(name, doing, write=True, **params)
+
+    def _run(self, name: str, doing: str, *, write: bool, **params: Any) -> list[Any]:
+        query = cypher(name)
+
+        def work(tx: Any) -> list[Any]:
+            return list(tx.run(query, params))
+
+        def run() -> list[Any]:
+            with self.session() as session:
+                return (session.execute_write if write else session.execute_read)(work)
+
+        return self.guard(doing, run)
+
+    def transaction(self, doing: str, work: Callable[[Any], T]) -> T:
+        """``work(tx)`` as one explicit write transaction, run again from the start on a transient error."""
+        def run() -> T:
+            with self.session() as session:
+                return session.execute_write(work)
+
+        return self.guard(doing, run)
+
+    def schema(self, query: str, doing: str, **params: Any) -> None:
+        """Schema statements run in their own auto-commit transaction; racing openers are fine."""
+        def run() -> None:
+            with self.session() as session:
+                try:
+                    session.run(query, params).consume()
+                except neo4j_errors.ClientError as exc:
+                    if "AlreadyExists" not in (exc.code or ""):
+                        raise
+
+        self.guard(doing, run)
+
+    def close(self) -> None:
+        self.driver.close()

@@ -1,0 +1,60 @@
+"""The schema of a hippo graph in Neo4j: constraints and indexes, the meta node, the vector
+indexes, and the version check on open (``hippo/cypher/schema*.cypher``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hippo.errors import StoreError
+from hippo.store.cypher import cypher, cypher_statements
+from hippo.store.neo4j.connection import Connection, check_server_version
+
+SCHEMA_VERSION = "2"  # 2: vectors on (:Vector) nodes only (hippo/cypher/migrate_vectors.cypher)
+META = "hippo"  # the id of the (:Meta) node
+VECTOR_INDEX_LABELS = {"passage_embedding": ["PassageVector"], "entity_embedding": ["EntityVector"],
+                       "fact_embedding": ["FactVector"]}
+
+
+def lock_meta(tx: Any) -> Any:
+    """The meta node, write-locked for the rest of ``tx``: writers of one store go one at a time."""
+    return tx.run(cypher("meta_lock"), meta=META, schema_version=SCHEMA_VERSION).single()
+
+
+def server_version(db: Connection) -> tuple[str, str] | None:
+    """(version, edition) of the Neo4j kernel, or None when the server does not say."""
+    rows = db.read("server_components", "checking the server version")
+    kernel = next((r for r in rows if r["name"] == "Neo4j Kernel"), rows[0] if rows else None)
+    return (kernel["versions"][0], kernel["edition"]) if kernel else None
+
+
+def prepare(db: Connection) -> str:
+    """Check the server, create the schema and the meta node; the schema version the graph is at."""
+    db.verify()
+    version = server_version(db)
+    if version is None:
+        raise StoreError(f"Neo4j at {db.url} did not report its version (dbms.components())")
+    check_server_version(*version, db.url)
+    for statement in cypher_statements("schema"):
+        db.schema(statement, "creating the schema")
+    rows = db.write_one("meta_init", "creating the meta node", meta=META, schema_version=SCHEMA_VERSION)
+    return rows[0]["schema_version"]
+
+
+def check_schema_version(db: Connection, found: str) -> None:
+    if found != SCHEMA_VERSION:
+        raise StoreError(f"Neo4j at {db.url} holds a hippo graph of schema version {found}; "
+                         f"this hippo reads version {SCHEMA_VERSION}")
+
+
+def ensure_vector_indexes(db: Connection, dim: int) -> None:
+    """Create the vector indexes for ``dim``; rebuild one left with another dimension, or on
+    the records themselves (schema 1)."""
+    for row in db.read("vector_indexes", "reading the vector indexes"):
+        if row["dim"] != dim or list(row["labels"] or []) != VECTOR_INDEX_LABELS.get(row["name"]):
+            db.schema(cypher("drop_index"), "dropping a stale vector index", name=row["name"])
+    for statement in cypher_statements("schema_vector_indexes"):
+        db.schema(statement, "creating the vector indexes", dim=dim)
+
+
+def await_indexes(db: Connection) -> None:
+    db.schema(cypher("await_indexes"), "waiting for indexes", seconds=300)

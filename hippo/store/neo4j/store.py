@@ -1,0 +1,200 @@
+"""``Neo4jStore``: the ``Store`` protocol over one Neo4j database. Reads are here; the batch
+writer, the schema, the connection and the embedding half each have a module of their own."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+import numpy as np
+
+from hippo.models import DocumentRecord, Entity, Fact, Passage
+from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash, embed_text
+from hippo.store.common import chunks, in_order, keyword_query
+from hippo.store.cypher import cypher
+from hippo.store.neo4j.connection import Connection, parse_url
+from hippo.store.neo4j.embeddings import Neo4jEmbeddings
+from hippo.store.neo4j.migrate import migrate_vectors
+from hippo.store.neo4j.records import document_of, entity_of, fact_of, passage_of, value_id
+from hippo.store.neo4j.schema import META, await_indexes, check_schema_version, ensure_vector_indexes, prepare
+from hippo.store.neo4j.vectors import VECTOR_DTYPE, vector_of
+from hippo.store.neo4j.writer import CHUNK, ID_CHUNK, BatchWriter
+
+T = TypeVar("T")
+
+
+class Neo4jStore(Neo4jEmbeddings):
+    """Implements ``hippo.store.base.Store`` with the official ``neo4j`` driver."""
+
+    def __init__(self, uri: str, user: str | None = None, password: str | None = None,
+                 database: str | None = None, *, connection_timeout: float = 10.0,
+                 max_retry_time: float = 30.0) -> None:
+        """``uri`` is ``scheme://host:port``; credentials or a database in it are used
+        when the arguments do not give them."""
+        parsed = parse_url(uri)
+        self.db = Connection(parsed, user or parsed.user or "neo4j",
+                             password if password is not None else (parsed.password or ""),
+                             database or parsed.database, connection_timeout=connection_timeout,
+                             max_retry_time=max_retry_time)
+        self.user, self.database, self.url = self.db.user, self.db.database, self.db.url
+        try:
+            self._open()
+        except BaseException:
+            self.db.close()
+            raise
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs: Any) -> Neo4jStore:
+        """``neo4j://user:pass@host:7687/db``; user, password and database fall back to
+        ``NEO4J_USER``, ``NEO4J_PASSWORD`` and ``NEO4J_DATABASE`` (percent-encode
+        ``@ : / %`` in a password given in the URL)."""
+        parsed = parse_url(url)
+        return cls(f"{parsed.scheme}://{parsed.address}",
+                   parsed.user or os.environ.get("NEO4J_USER") or "neo4j",
+                   parsed.password if parsed.password is not None else os.environ.get("NEO4J_PASSWORD"),
+                   parsed.database or os.environ.get("NEO4J_DATABASE") or None, **kwargs)
+
+    def _open(self) -> None:
+        found = prepare(self.db)
+        if found == "1":
+            bound = self.embedding_model()
+            migrate_vectors(self.db, bound[1] if bound else None)
+        else:
+            check_schema_version(self.db, found)
+        bound = self.embedding_model()
+        if bound is not None:
+            ensure_vector_indexes(self.db, bound[1])
+        await_indexes(self.db)
+
+    # -- protocol ----------------------------------------------------------------------
+
+    def revision(self) -> int:
+        rows = self.db.read("meta_read", "reading the revision", meta=META)
+        return int(rows[0]["revision"]) if rows else 0
+
+    def write(self, batch: WriteBatch) -> int:
+        return self.db.transaction("writing a batch", BatchWriter(batch))
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        for part in chunks(list(dict.fromkeys(ids)), ID_CHUNK):
+            [row] = self.db.read("existing_records", "looking up ids", documents=[], passages=part,
+                               entities=part, facts=part, hashes=[])
+            found.update(row["passages"], row["entities"], row["facts"])
+        return found
+
+    def vectors(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for part in chunks(list(dict.fromkeys(hashes)), ID_CHUNK):
+            for row in self.db.read("vectors_by_hash", "reading cached vectors", hashes=part):
+                found[row["hash"]] = vector_of(row["vector"])
+        return found
+
+    def load_graph(self) -> GraphData:
+        doing = "loading the graph"
+        rows = self.db.read("graph_passages", doing)
+        passages = [(r["id"], r["space"]) for r in rows]
+        texts = {r["id"]: f"{r['title']}\n{r['text']}" if r["title"] else r["text"] for r in rows}
+        titles = {r["id"]: r["title"] for r in rows if r["title"]}
+        entities = [r["id"] for r in self.db.read("graph_entities", doing)]
+        facts = [(r["id"], r["subject_id"], r["object_id"], r["passage_id"])
+                 for r in self.db.read("graph_facts", doing)]
+        mentions = [(r["passage_id"], r["entity_id"]) for r in self.db.read("graph_mentions", doing)]
+        live = set(entities)
+        synonyms = [(r["a"], r["b"], float(r["score"])) for r in self.db.read("graph_synonyms", doing)
+                    if r["a"] in live and r["b"] in live]
+        return GraphData(passages, entities, facts, mentions, synonyms, texts, titles)
+
+    def embed_texts(self) -> dict[str, str]:
+        doing = "reading every record's text"
+        records = [*(passage_of(r) for r in self.db.read("all_passages", doing)),
+                   *(entity_of(r) for r in self.db.read("all_entities", doing)),
+                   *(fact_of(r) for r in self.db.read("all_facts", doing))]
+        return {embed_hash(r): embed_text(r) for r in records}
+
+    def load_vectors(self, kind: VectorKind) -> tuple[list[str], list[str], np.ndarray]:
+        if kind not in ("passage", "entity", "fact"):
+            raise ValueError(f"unknown vector kind {kind!r}")
+        rows = self.db.read(f"vectors_{kind}", f"loading {kind} vectors")
+        if not rows:
+            bound = self.embedding_model()
+            return [], [], np.zeros((0, bound[1] if bound else 0), dtype=np.float32)
+        blob = b"".join(r["vector"] for r in rows)
+        matrix = np.frombuffer(blob, dtype=VECTOR_DTYPE).astype(np.float32).reshape(len(rows), -1)
+        return [r["id"] for r in rows], [r["hash"] for r in rows], matrix
+
+    def _by_id(self, name: str, ids: Iterable[str], make: Callable[[Any], T]) -> list[T]:
+        wanted = list(dict.fromkeys(ids))
+        found: dict[str, T] = {}
+        for part in chunks(wanted, ID_CHUNK):
+            for row in self.db.read(name, f"reading records ({name})", ids=part):
+                found[row["id"]] = make(row)
+        return in_order(wanted, found)
+
+    def passages(self, ids: Iterable[str]) -> list[Passage]:
+        return self._by_id("read_passages", ids, passage_of)
+
+    def documents(self, ids: Iterable[str]) -> list[DocumentRecord]:
+        return self._by_id("read_documents", ids, document_of)
+
+    def document_passages(self, doc_ids: Iterable[str]) -> list[Passage]:
+        found: list[Passage] = []
+        for part in chunks(list(dict.fromkeys(doc_ids)), ID_CHUNK):
+            found.extend(passage_of(r) for r in self.db.read("read_document_passages", "reading versions", ids=part))
+        return found
+
+    def find_documents(self, *, spaces: Spaces = None, kind: str | None = None, live: bool = True,
+                       limit: int = 1000) -> list[DocumentRecord]:
+        rows = self.db.read("find_documents", "listing documents", spaces=None if spaces is None else sorted(spaces),
+                          kind=kind, live=live, limit=int(limit))
+        return [document_of(r) for r in rows]
+
+    def get_values(self, namespace: str, keys: Iterable[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for part in chunks([value_id(namespace, k) for k in dict.fromkeys(keys)], ID_CHUNK):
+            found.update((r["key"], r["value"]) for r in self.db.read("kv_read", "reading values", ids=part))
+        return found
+
+    def list_values(self, namespace: str, limit: int = 1000) -> dict[str, str]:
+        rows = self.db.read("kv_list", "listing values", prefix=value_id(namespace, ""), limit=int(limit))
+        return {r["key"]: r["value"] for r in rows}
+
+    def put_values(self, namespace: str, items: Mapping[str, str | None]) -> None:
+        rows = [{"id": value_id(namespace, k), "namespace": namespace, "key": k, "value": v}
+                for k, v in items.items() if v is not None]
+        gone = [value_id(namespace, k) for k, v in items.items() if v is None]
+        write, delete = cypher("kv_write"), cypher("kv_delete")
+
+        def work(tx: Any) -> None:
+            for part in chunks(rows, CHUNK):
+                tx.run(write, rows=part).consume()
+            for part in chunks(gone, CHUNK):
+                tx.run(delete, ids=part).consume()
+
+        self.db.transaction("writing values", work)
+
+    def entities(self, ids: Iterable[str]) -> list[Entity]:
+        return self._by_id("read_entities", ids, entity_of)
+
+    def facts(self, ids: Iterable[str]) -> list[Fact]:
+        return self._by_id("read_facts", ids, fact_of)
+
+    def keyword_search(self, query: str, k: int, spaces: Spaces = None) -> list[tuple[str, float]]:
+        match = keyword_query(query)
+        if not match or k <= 0:
+            return []
+        rows = self.db.read("keyword_search", "searching passages", query=match, k=int(k),
+                          spaces=None if spaces is None else sorted(spaces))
+        return [(r["id"], float(r["score"])) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        [row] = self.db.read("counts", "counting records")
+        return {key: int(row[key]) for key in
+                ("documents", "passages", "entities", "facts", "mentions", "synonyms")}
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __repr__(self) -> str:
+        return f"Neo4jStore({self.url!r})"
