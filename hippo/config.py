@@ -44,6 +44,18 @@ class Settings(BaseSettings):
     passage_readout: PassageReadout = "passage"
     readout_blend: float = Field(0.5, ge=0.0, le=1.0, description="share of the passage-node reading")
 
+    # Scale (issue 13): recall whose cost does not grow with the corpus.
+    passage_prior_top: int = Field(200, ge=0, description="passages in the prior: top by dense and by BM25 "
+                                   "each (0: every visible passage, the O(N) reset of old)")
+    ppr_solver: Literal["auto", "exact", "push"] = Field("auto", description="auto: exact power iteration on "
+                                                         "small graphs, local push above ppr_exact_max_edges")
+    ppr_exact_max_edges: int = Field(50_000, ge=0, description="graphs up to this many edges run exact PPR")
+    ppr_epsilon: float = Field(1e-6, gt=0.0, lt=1.0, description="local push stops below epsilon x strength")
+    vector_exact_max: int = Field(20_000, ge=1, description="a space's vectors searched exactly up to this many")
+    vector_recall: float = Field(0.99, gt=0.0, le=1.0, description="recall@10 an approximate (IVF-PQ) index is "
+                                 "calibrated to when trained")
+    vector_rerank: int = Field(8, ge=1, description="an approximate search re-scores rerank x k candidates exactly")
+
     # Small-text memory (remember / forget).
     remember_embed_timeout: float = Field(3.0, gt=0.0, le=600.0,
                                           description="seconds remember waits for its embedding")

@@ -4,7 +4,8 @@ import igraph as ig
 import numpy as np
 import pytest
 
-from hippo.graph.ppr import CsrAdjacency, Transition, power_pagerank, push_pagerank
+from hippo.graph import CsrAdjacency, GraphProjection, Transition, power_pagerank, push_pagerank
+from hippo.store import GraphData
 
 
 def _graph(n: int = 3_000, seed: int = 1) -> ig.Graph:
@@ -61,3 +62,49 @@ def test_push_rejects_an_empty_reset_and_ignores_its_scale():
     a = push_pagerank(adjacency, np.array([1, 2]), np.array([2.0, 1.0]), epsilon=1e-7)
     b = push_pagerank(adjacency, np.array([1, 2]), np.array([0.2, 0.1]), epsilon=1e-7)
     assert np.array_equal(a.vertices, b.vertices) and np.allclose(a.scores, b.scores)
+
+
+def _spaces_projection() -> GraphProjection:
+    """Two spaces sharing entity e2; e1-e3 linked by a synonym; p3 is retired later."""
+    return GraphProjection.from_data(GraphData(
+        passages=[("p1", "org"), ("p2", "user:ann"), ("p3", "org")],
+        entities=["e1", "e2", "e3", "e4"],
+        facts=[("f1", "e1", "e2", "p1"), ("f2", "e2", "e3", "p2"), ("f3", "e1", "e4", "p3")],
+        mentions=[("p1", "e1"), ("p1", "e2"), ("p2", "e2"), ("p2", "e3"), ("p3", "e1"), ("p3", "e4")],
+        synonyms=[("e1", "e3", 0.9), ("e2", "e4", 0.85)],
+    ))
+
+
+@pytest.mark.parametrize("spaces", [None, frozenset({"org"}), frozenset({"user:ann"})])
+def test_push_on_a_readers_view_matches_exact_and_never_leaves_it(spaces):
+    projection = _spaces_projection()
+    projection.retire(["p3"])
+    view = projection.view(spaces)
+    v = projection.vertex
+    seed = v["e2"]
+    exact = view.pagerank(np.array([seed]), np.array([1.0]), 0.5, solver="exact")
+    pushed = view.pagerank(np.array([seed]), np.array([1.0]), 0.5, solver="push", epsilon=1e-10)
+    n = projection.vertex_count
+    assert np.allclose(_dense(exact, n), _dense(pushed, n), atol=1e-8)
+    reached = {projection.record_ids[u] for u in pushed.vertices.tolist()}
+    assert "p3" not in reached and "e4" not in reached  # retired passage and what only it supported
+    if spaces == frozenset({"org"}):
+        assert reached <= {"p1", "e1", "e2"}  # e3 and p2 live only in user:ann
+    if spaces == frozenset({"user:ann"}):
+        assert reached <= {"p2", "e2", "e3"}
+
+
+def test_view_visibility_follows_retire_and_revive_incrementally():
+    projection = _spaces_projection()
+    view = projection.view(frozenset({"org"}))
+    v = projection.vertex
+    assert view.passage_count[v["e4"]] == 1 and view.passage_count[v["e1"]] == 2
+    projection.retire(["p3"])
+    view = projection.view(frozenset({"org"}))
+    assert view.passage_count[v["e4"]] == 0 and view.passage_count[v["e1"]] == 1
+    assert view.passage_total == 1 and not view.visible_passage[v["p3"]]
+    projection.revive(["p3"])
+    view = projection.view(frozenset({"org"}))
+    assert view.passage_count[v["e4"]] == 1 and view.passage_total == 2
+    whole = _spaces_projection().view(frozenset({"org"}))
+    assert np.allclose(view.adjacency_matrix().toarray(), whole.adjacency_matrix().toarray())

@@ -18,6 +18,7 @@ from hippo.extract.llm import usage_meter
 from hippo.llm.parts import llm_parts
 from hippo.memory import lifecycle
 from hippo.memory.clues import ClueExpander
+from hippo.memory.delta import Delta
 from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
 from hippo.memory.guard import StateGuard
 from hippo.memory.hits import assemble_hits
@@ -121,7 +122,7 @@ class Memory:
         self.store.bind_embedding_model(self.embedder.name, self.embedder.dim)
         self._lock = threading.RLock()  # one writer at a time
         self._guard = StateGuard()  # readers vs the in-place update that follows a write
-        self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
+        self._state = self._load()
         self._encoder = BoundedEncoder(self.embedder.encode, self.settings.remember_embed_timeout)
         self._background = BackgroundEmbedder(lambda: lifecycle.embed_pending(self))
         if self._state.unembedded:  # left by an earlier process whose embedding timed out
@@ -170,8 +171,12 @@ class Memory:
             return self._state
         with self._lock:
             if self.store.revision() != self._state.revision:
-                self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
+                self._state = self._load()
             return self._state
+
+    def _load(self) -> DerivedState:
+        """The derived state at the store's revision, rebuilt from the store."""
+        return DerivedState.load(self.store, self.embedder.dim, self.settings)
 
     @contextmanager
     def reading(self) -> Iterator[DerivedState]:
@@ -197,15 +202,15 @@ class Memory:
             revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
             if revision == state.revision:
                 return revision
+            moved = [*batch.retire, *batch.revive]  # their keyword statistics move
+            texts = {p.id: p.embed_text for p in self.store.passages(moved)} if moved else {}
+            synonyms = [(s.a, s.b, s.score) for s in batch.synonyms]
+            delta = Delta.of_late(late, vectors, synonyms, revision) if late is not None else \
+                Delta.of_batch(batch, vectors, revision, texts)
             with self._guard.write():
-                followed = revision == state.revision + 1 and state is self._state
-                if followed and late is not None:
-                    state.apply_late_vectors(late, vectors, [(s.a, s.b, s.score) for s in batch.synonyms],
-                                             revision)
-                elif followed:
-                    followed = state.apply(batch, vectors, revision)
+                followed = revision == state.revision + 1 and state is self._state and state.apply_delta(delta)
             if not followed:
-                self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
+                self._state = self._load()
             return revision
 
     def _bounded_encode(self, texts: list[str]) -> np.ndarray:
@@ -303,13 +308,13 @@ class Memory:
         passages = {p.id: p for p in self.store.passages(pid for pid, _ in head)}
         projection = state.projection
         seed_ids = {projection.record_ids[v]: v for v in ranked.seed_vertices}
-        fact_rows = {state.facts.ids[row]: state.fact_ends[row] for row in ranked.kept_facts}
+        fact_rows = {state.fact_ids[row]: state.fact_ends[row] for row in ranked.kept_facts}
         view = ranked.view
 
         def provenance(pid: str) -> Provenance:
             if not ranked.seed_vertices:
                 return Provenance()
-            mentioned = set(view.incidence[projection.vertex[pid]].indices.tolist())
+            mentioned = set(view.mentions(projection.vertex[pid]).tolist())
             nodes = [sid for sid, v in seed_ids.items() if v in mentioned]
             facts = [fid for fid, (s, o, p) in fact_rows.items()
                      if p == pid or (projection.vertex.get(s) in mentioned and projection.vertex.get(o) in mentioned)]
@@ -419,8 +424,8 @@ class Memory:
         """Vertex and edge counts of the in-process projection, by kind."""
         with self.reading() as state:
             projection = state.projection
-            return {"vertices": projection.graph.vcount(), "passages": projection.passage_total,
-                    "entities": projection.graph.vcount() - projection.passage_total,
+            return {"vertices": projection.vertex_count, "passages": projection.passage_total,
+                    "entities": int((~projection.is_passage.values).sum()),
                     **{f"{kind}_edges": count for kind, count in projection.edge_counts().items()}}
 
     def embed(self, texts: list[str]) -> np.ndarray:

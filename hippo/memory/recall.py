@@ -19,17 +19,15 @@ from typing import Protocol
 import numpy as np
 
 from hippo.config import Settings
-from hippo.graph.ppr import power_pagerank
-from hippo.graph.projection import GraphView
 from hippo.graph.scoring import (
     fact_seed_weights,
     fuse_seeds,
     link_seed_weights,
-    minmax,
     passage_mass,
     top_distinct,
     top_indices,
 )
+from hippo.graph.view import GraphView
 from hippo.memory.state import DerivedState
 from hippo.models import Clue, Seed, Strategy
 from hippo.store.base import Spaces
@@ -62,7 +60,31 @@ class RankedPassages:
                    kept_facts=[], timings=timings, notes=notes or [], query_vector=query_vector)
 
 
-KEYWORD_POOL = 200  # BM25 hits read for the passage prior; the rest count as 0
+KEYWORD_POOL = 200  # BM25 hits read for the passage prior (with passage_prior_top = 0); the rest count as 0
+
+
+@dataclass(frozen=True)
+class DenseHits:
+    """The passages closest to the query, and the range of every visible passage's cosine."""
+
+    vertices: np.ndarray
+    scores: np.ndarray
+    low: float
+    high: float
+
+    def scaled(self, cosines: np.ndarray) -> np.ndarray:
+        """Min-max over every visible passage, as if all had been scored."""
+        if self.high - self.low < 1e-12:
+            return np.ones_like(cosines, dtype=np.float64)
+        return (np.asarray(cosines, dtype=np.float64) - self.low) / (self.high - self.low)
+
+    def score_of(self, state: DerivedState, q: np.ndarray, vertices: np.ndarray) -> np.ndarray:
+        """Cosines of these passages: from the hits when there, else scored now."""
+        known = dict(zip(self.vertices.tolist(), self.scores.tolist(), strict=True))
+        missing = np.array([v for v in vertices.tolist() if v not in known], dtype=np.int64)
+        if len(missing):
+            known.update(zip(missing.tolist(), state.passages.scores(q, missing).tolist(), strict=True))
+        return np.array([known[v] for v in vertices.tolist()], dtype=np.float64)
 
 
 class Lookup(Protocol):
@@ -96,7 +118,7 @@ class Recaller:
         timings: dict[str, float] = {}
         clock = time.perf_counter()
         view = state.projection.view(spaces)
-        if len(view.passage_vertices) == 0:
+        if view.passage_total == 0:
             return RankedPassages.fallback("empty", view, query, [], {}, timings)
         phrases = self._phrases(query)
         vectors = self._embed([query, *phrases])
@@ -104,7 +126,8 @@ class Recaller:
         timings["embed"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        visible_rows, dense = self._dense(state, view, q)
+        ranking_k = max(k * 4, 50)
+        dense = self._dense(state, view, q, max(s.passage_prior_top, ranking_k))
         kept, fact_scores = self._facts(state, view, q)
         links = self._links(state, view, phrase_vectors)
         timings["seeds"] = time.perf_counter() - clock
@@ -121,31 +144,30 @@ class Recaller:
         )
         link_seeds = link_seed_weights(((v, sim) for v, sim, _ in links), view.passage_count, s.seed_top_k)
         seeds = fuse_seeds(fact_seeds, link_seeds, s.fact_seed_share)
-        visible_vertices = state.passage_vertex_of_row[visible_rows]
-        ranking_k = max(k * 4, 50)
+        vertex_ids = state.projection.record_ids
 
         if not seeds:
-            ranking = [(state.passages.ids[visible_rows[i]], float(dense[i])) for i in top_indices(dense, ranking_k)]
+            ranking = [(vertex_ids[v], float(c)) for v, c in zip(dense.vertices[:ranking_k].tolist(),
+                                                                 dense.scores[:ranking_k].tolist(), strict=True)]
             return RankedPassages.fallback("dense", view, query, ranking, dict(ranking), timings, notes, q)
 
         clock = time.perf_counter()
-        reset = np.zeros(view.graph.vcount())
-        for v, w in seeds.items():
-            reset[v] += w
-        reset[visible_vertices] += s.passage_weight * self._prior(query, dense, visible_vertices, state, spaces,
-                                                                  lookup)
-        ppr = power_pagerank(view.transition, reset, s.damping)
+        prior_vertices, prior = self._prior(query, q, dense, state, view, spaces, lookup)
+        reset_vertices = np.concatenate([np.fromiter(seeds, dtype=np.int64, count=len(seeds)), prior_vertices])
+        reset_weights = np.concatenate([np.fromiter(seeds.values(), dtype=np.float64, count=len(seeds)),
+                                        s.passage_weight * prior])
+        ppr = view.pagerank(reset_vertices, reset_weights, s.damping, solver=s.ppr_solver, epsilon=s.ppr_epsilon,
+                            exact_max_edges=s.ppr_exact_max_edges)
         timings["ppr"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        mass = passage_mass(ppr, view.passage_vertices, view.incidence, s.passage_readout, s.readout_blend)
-        vertex_ids = state.projection.record_ids
+        scores, passages, incidence = view.local_readout(ppr, s.passage_readout != "passage")
+        mass = passage_mass(scores, passages, incidence, s.passage_readout, s.readout_blend)
         order = top_indices(mass, ranking_k)
-        ranked_vertices = view.passage_vertices[order]
-        ranking = [(vertex_ids[v], float(mass[i])) for v, i in zip(ranked_vertices, order, strict=True)]
-        dense_at = np.zeros(view.graph.vcount())
-        dense_at[visible_vertices] = dense
-        dense_by_id = {vertex_ids[v]: float(dense_at[v]) for v in ranked_vertices}
+        ranked_vertices = ppr.vertices[passages[order]]
+        ranking = [(vertex_ids[v], float(mass[i])) for v, i in zip(ranked_vertices.tolist(), order, strict=True)]
+        dense_by_id = dict(zip((vertex_ids[v] for v in ranked_vertices.tolist()),
+                               dense.score_of(state, q, ranked_vertices).tolist(), strict=True))
 
         seed_ids = {v: vertex_ids[v] for v in seeds}
         seed_names = lookup.entity_names(list(seed_ids.values()))
@@ -154,7 +176,7 @@ class Recaller:
                   source="fact" if v in fact_seeds else "query_entity") for v, w in seeds.items()),
             key=lambda x: -x.weight,
         )
-        fact_texts = lookup.fact_texts([state.facts.ids[row] for row in kept])
+        fact_texts = lookup.fact_texts([state.fact_ids[row] for row in kept])
         clues = self._clues(state, kept, fact_scores, fact_texts, links, phrases, seeds, seed_ids, n)
         timings["readout"] = time.perf_counter() - clock
         strategy: Strategy = "graph" if fact_seeds else "entity_link"
@@ -170,7 +192,7 @@ class Recaller:
         scores. Keeping none leaves the query-entity seeds (else dense retrieval) to carry
         recall, as HippoRAG 2 falls back; a filter that fails keeps every fact (an outage of
         the model must not change what recall finds) and says so."""
-        ids = [state.facts.ids[row] for row in kept]
+        ids = [state.fact_ids[row] for row in kept]
         texts = lookup.fact_texts(ids)
         try:
             chosen = self._filter(query, [texts.get(fid, "") for fid in ids])
@@ -181,47 +203,72 @@ class Recaller:
             return [], [], f"the fact filter kept none of the {len(kept)} retrieved facts"
         return [kept[i] for i in chosen], [scores[i] for i in chosen], None
 
-    def _prior(self, query: str, dense: np.ndarray, vertices: np.ndarray, state: DerivedState, spaces: Spaces,
-               lookup: Lookup) -> np.ndarray:
-        """The passage part of the reset vector (aligned with ``vertices``): min-max
-        dense scores, mixed with BM25 when ``keyword_prior_share`` > 0 (rare
-        names the embedder blurs)."""
-        prior = minmax(dense)
+    def _prior(self, query: str, q: np.ndarray, dense: DenseHits, state: DerivedState, view: GraphView,
+               spaces: Spaces, lookup: Lookup) -> tuple[np.ndarray, np.ndarray]:
+        """The passage part of the reset vector: (passage vertices, weights before
+        ``passage_weight``). Min-max dense scores, mixed with BM25 when
+        ``keyword_prior_share`` > 0 (rare names the embedder blurs), on the top
+        ``passage_prior_top`` passages by dense score and by BM25 score only: a
+        sparse reset, so the walk starts where the query points, not on every
+        passage (``passage_prior_top = 0`` gives every visible passage a prior, as
+        hippo did before; O(passages))."""
+        top = self.settings.passage_prior_top
+        vertices, cosines = (dense.vertices[:top], dense.scores[:top]) if top else self._every_passage(state, view, q)
         share = self.settings.keyword_prior_share
+        keyword: dict[int, float] = {}
+        if share > 0:
+            vertex = state.projection.vertex
+            keyword = {vertex[pid]: score for pid, score in
+                       lookup.keyword_scores(query, top or KEYWORD_POOL, spaces).items()}
+        extra = np.array([v for v in keyword if v not in set(vertices.tolist())], dtype=np.int64)
+        if len(extra) and top:
+            vertices = np.concatenate([vertices, extra])
+            cosines = np.concatenate([cosines, state.passages.scores(q, extra)])
+        prior = dense.scaled(cosines)
         if share <= 0:
-            return prior
-        keyword_at = np.zeros(len(state.projection.record_ids))
-        for pid, score in lookup.keyword_scores(query, KEYWORD_POOL, spaces).items():
-            keyword_at[state.projection.vertex[pid]] = score
-        keyword = keyword_at[vertices]
-        return (1 - share) * prior + share * (minmax(keyword) if keyword.any() else keyword)
+            return vertices, prior
+        matched = np.array([keyword.get(v, 0.0) for v in vertices.tolist()])
+        # BM25 is 0 for most passages, so its minimum is 0 unless every visible passage matched.
+        low = float(matched.min()) if len(keyword) >= view.passage_total else 0.0
+        high = float(matched.max()) if len(matched) else 0.0
+        scaled = (matched - low) / (high - low) if high - low > 1e-12 else np.ones_like(matched) * (high > 0)
+        return vertices, (1 - share) * prior + share * scaled
 
     @staticmethod
-    def _dense(state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Rows of visible passages and their cosine with the query."""
-        rows = np.flatnonzero(view.visible_passage[state.passage_vertex_of_row])
-        return rows, state.passages.scores(q)[rows]
+    def _every_passage(state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        vertices = view.passage_vertices
+        return vertices, state.passages.scores(q, vertices)
+
+    @staticmethod
+    def _dense(state: DerivedState, view: GraphView, q: np.ndarray, k: int) -> DenseHits:
+        """The ``k`` visible passages closest to the query, with the range of every visible
+        passage's cosine (the lowest found by searching for ``-q``)."""
+        (scores, vertices), = state.passages.search(q, k, view.codes)
+        (lowest, _), = state.passages.search(-q, 1, view.codes)
+        low = -float(lowest[0]) if len(lowest) else 0.0
+        return DenseHits(vertices=vertices, scores=scores.astype(np.float64), low=low,
+                         high=float(scores[0]) if len(scores) else 0.0)
 
     def _facts(self, state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[list[int], list[float]]:
-        """The top facts (distinct texts) among visible ones, with min-max scores."""
+        """The top facts (distinct texts) among visible ones, with min-max scores (over every
+        visible fact: the lowest found by searching for ``-q``)."""
         top_k = self.settings.fact_top_k
         if not len(state.facts) or top_k == 0:
             return [], []
-        passage_vertex = state.fact_passage_vertex
-        rows = np.flatnonzero((passage_vertex >= 0) & view.visible_passage[np.maximum(passage_vertex, 0)])
+        (raw, rows), = state.facts.search(q, top_k * 8, view.codes)
         if not len(rows):
             return [], []
-        raw = state.facts.scores(q)[rows]
-        scaled = minmax(raw)
-        hashes = state.facts.hashes
-        chosen = top_distinct(raw, [hashes[r] for r in rows], top_k, depth=top_k * 8)
+        (lowest, _), = state.facts.search(-q, 1, view.codes)
+        raw = raw.astype(np.float64)
+        low, high = -float(lowest[0]), float(raw[0])
+        scaled = (raw - low) / (high - low) if high - low > 1e-12 else np.ones_like(raw)
+        keys = state.facts.key_of(rows).tolist()
+        chosen = top_distinct(raw, keys, top_k, depth=top_k * 8)
         return [int(rows[i]) for i in chosen], [float(scaled[i]) for i in chosen]
 
     @staticmethod
     def _fact_vertices(state: DerivedState, row: int) -> list[int]:
-        subject, obj, _ = state.fact_ends[row]
-        vertex = state.projection.vertex
-        return [vertex[e] for e in (subject, obj) if e in vertex]
+        return state.fact_vertices(row)
 
     def _links(self, state: DerivedState, view: GraphView, phrase_vectors: np.ndarray
                ) -> list[tuple[int, float, int]]:
@@ -229,18 +276,11 @@ class Recaller:
         s = self.settings
         if not len(phrase_vectors) or not len(state.entities) or s.link_top_k == 0:
             return []
-        vertex_of_row = state.entity_vertex_of_row
-        visible = (vertex_of_row >= 0) & (view.passage_count[np.maximum(vertex_of_row, 0)] > 0)
-        rows = np.flatnonzero(visible)
-        if not len(rows):
-            return []
-        sims = state.entities.scores(phrase_vectors)[rows]  # rows x phrases
         links = []
-        for p in range(sims.shape[1]):
-            column = sims[:, p]
-            for i in top_indices(column, s.link_top_k):
-                if column[i] >= s.link_min_score:
-                    links.append((int(vertex_of_row[rows[i]]), float(column[i]), p))
+        for p, (sims, vertices) in enumerate(state.entities.search(phrase_vectors, s.link_top_k, view.codes)):
+            for sim, v in zip(sims.tolist(), vertices.tolist(), strict=True):
+                if sim >= s.link_min_score:
+                    links.append((int(v), float(sim), p))
         return links
 
     def _clues(self, state: DerivedState, kept: list[int], fact_scores: list[float],
@@ -250,7 +290,7 @@ class Recaller:
         clues: list[Clue] = []
         for row, score in zip(kept, fact_scores, strict=True):
             ids = [seed_ids[v] for v in self._fact_vertices(state, row) if v in seeds]
-            clues.append(Clue(query=fact_texts.get(state.facts.ids[row]), seed_ids=ids,
+            clues.append(Clue(query=fact_texts.get(state.fact_ids[row]), seed_ids=ids,
                               weight=round(score, 6), kind="fact"))
         for v, similarity, p in links:
             if v in seeds:
