@@ -55,6 +55,7 @@ class Settings(BaseSettings):
     vector_recall: float = Field(0.99, gt=0.0, le=1.0, description="recall@10 an approximate (IVF-PQ) index is "
                                  "calibrated to when trained")
     vector_rerank: int = Field(8, ge=1, description="an approximate search re-scores rerank x k candidates exactly")
+    derived_cache: bool = Field(True, description="save the derived indexes beside a SQLite file store")
 
     # Small-text memory (remember / forget).
     remember_embed_timeout: float = Field(3.0, gt=0.0, le=600.0,

@@ -25,6 +25,7 @@ from hippo.memory.hits import assemble_hits
 from hippo.memory.indexing import Progress, prepare, validate_documents
 from hippo.memory.lifecycle import WRITE_ATTEMPTS, NearDuplicatePolicy
 from hippo.memory.names import visible_names
+from hippo.memory.persist import DerivedCache
 from hippo.memory.recall import RankedPassages, Recaller
 from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
 from hippo.memory.state import DerivedState
@@ -122,6 +123,7 @@ class Memory:
         self.store.bind_embedding_model(self.embedder.name, self.embedder.dim)
         self._lock = threading.RLock()  # one writer at a time
         self._guard = StateGuard()  # readers vs the in-place update that follows a write
+        self._cache = DerivedCache.for_store(self.store, self.settings, self.embedder.dim)
         self._state = self._load()
         self._encoder = BoundedEncoder(self.embedder.encode, self.settings.remember_embed_timeout)
         self._background = BackgroundEmbedder(lambda: lifecycle.embed_pending(self))
@@ -157,6 +159,9 @@ class Memory:
         self._background.close()
         self._encoder.close()
         self.llm.close()
+        if self._cache is not None:
+            with self._lock:
+                self._cache.close(self._state, self._guard.write)
         self.store.close()
 
     # -- state ---------------------------------------------------------------------
@@ -175,8 +180,16 @@ class Memory:
             return self._state
 
     def _load(self) -> DerivedState:
-        """The derived state at the store's revision, rebuilt from the store."""
-        return DerivedState.load(self.store, self.embedder.dim, self.settings)
+        """The derived state at the store's revision: the saved copy when it is current and
+        sound (``self._cache.outcome`` says), else rebuilt from the store and saved."""
+        if self._cache is not None:
+            state = self._cache.load(self.store, self.settings, self.embedder.dim)
+            if state is not None:
+                return state
+        state = DerivedState.load(self.store, self.embedder.dim, self.settings)
+        if self._cache is not None:
+            self._cache.save(state)  # not shared with readers yet: no lock needed
+        return state
 
     @contextmanager
     def reading(self) -> Iterator[DerivedState]:
@@ -209,6 +222,8 @@ class Memory:
                 Delta.of_batch(batch, vectors, revision, texts)
             with self._guard.write():
                 followed = revision == state.revision + 1 and state is self._state and state.apply_delta(delta)
+            if followed and self._cache is not None:
+                self._cache.record(delta, state, self._guard.write)
             if not followed:
                 self._state = self._load()
             return revision
