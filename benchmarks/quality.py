@@ -108,6 +108,15 @@ def ablation_grid() -> dict[str, dict[str, Any]]:
     return grid
 
 
+# Issue 13: today's exact engine, what restricting the prior to the top M passages alone changes,
+# and the local push on that same sparse reset (``--solvers``).
+SOLVER_ARMS: dict[str, dict[str, Any]] = {
+    "exact PPR, full prior": {"passage_prior_top": 0, "ppr_solver": "exact"},
+    "exact PPR, top-M prior": {"ppr_solver": "exact"},
+    "local push, top-M prior": {"ppr_solver": "push"},
+}
+
+
 # -- pieces ------------------------------------------------------------------------
 
 
@@ -272,6 +281,40 @@ def run_variants(memory: Memory, kind: str, dataset: Dataset, questions: Sequenc
     return results
 
 
+def run_solvers(memory: Memory, kind: str, dataset: Dataset, questions: Sequence[Question],
+                base: dict[str, Any]) -> tuple[list[MethodResult], dict[str, Any]]:
+    """The ``SOLVER_ARMS`` on one index, with each arm's top-10 hit overlap against the exact
+    solver on the same reset, and its recall latency without query embedding."""
+    results, hits, latency = [], {}, {}
+    for label, overrides in SOLVER_ARMS.items():
+        variant = Memory(memory.store, settings=make_settings({**base, **overrides}), embedder=memory.embedder)
+        found: dict[str, list[str]] = {}
+        took: list[float] = []
+
+        def rank(query: str, variant: Memory = variant, found: dict = found, took: list = took) -> list[hippo.Hit]:
+            result = variant.recall(query, n=5, k=HITS)
+            found[query] = [h.id for h in result.hits]
+            took.append((result.timings["total"] - result.timings.get("embed", 0.0)) * 1000)
+            return result.hits
+
+        result = evaluate(f"hippo: {label}", kind, dataset, questions, rank)
+        result.settings = overrides
+        results.append(result)
+        hits[label], latency[label] = found, float(np.median(took))
+        log(f"  {label}: R@5 {result.recall[5]:.1f} (p50 {latency[label]:.1f} ms w/o embedding)")
+
+    def overlap(a: str, b: str) -> float:
+        pairs = [(hits[a][q], hits[b][q]) for q in hits[a]]
+        return float(np.mean([len(set(x) & set(y)) / max(1, len(x)) for x, y in pairs]))
+
+    exact, full, push = SOLVER_ARMS
+    summary = {"overlap_push_vs_exact": overlap(push, exact), "overlap_top_m_vs_full_prior": overlap(exact, full),
+               "p50_ms": latency, "r5": {r.name.removeprefix("hippo: "): r.recall[5] for r in results}}
+    log(f"  top-10 overlap: push vs exact {summary['overlap_push_vs_exact']:.3f}, "
+        f"top-M vs full prior {summary['overlap_top_m_vs_full_prior']:.3f}")
+    return results, summary
+
+
 # -- output ------------------------------------------------------------------------
 
 
@@ -305,6 +348,13 @@ def render(dataset: Dataset, results: list[MethodResult], ablation: list[MethodR
     if ablation:
         parts += ["", "## Ablation (graph recall, same index)", "",
                   markdown_table(header, [row(r) for r in ablation])]
+    for kind, summary in record.get("solvers", {}).items():
+        parts += ["", f"## Exact PPR vs local push ({kind} graph)", "",
+                  markdown_table(["arm", "R@5", "p50 ms w/o embedding"],
+                                 [[arm, summary["r5"][arm], f"{ms:.1f}"] for arm, ms in summary["p50_ms"].items()]),
+                  "", f"Top-10 hit overlap: local push vs exact on the same reset "
+                  f"{summary['overlap_push_vs_exact']:.3f}; top-M prior vs full prior (both exact) "
+                  f"{summary['overlap_top_m_vs_full_prior']:.3f}."]
     reference = REFERENCE_R5.get(dataset.name)
     if reference:
         parts += ["", "Reference R@5 (plain re-implementation, MiniLM + spaCy, issue 4): "
@@ -338,6 +388,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="override a hippo setting for every method (repeatable)")
     parser.add_argument("--quick", type=int, metavar="N", help="only the first N questions")
     parser.add_argument("--ablation", action="store_true", help="also graph recall under settings variants")
+    parser.add_argument("--solvers", action="store_true",
+                        help="also exact PPR with the full prior (today's engine), exact with the top-M prior, "
+                             "and local push, with their top-10 overlap (issue 13)")
     parser.add_argument("--grid", action="store_true",
                         help="with --ablation: the full seed-mix x read-out x passage-weight grid")
     parser.add_argument("--cache-dir", type=Path, default=CACHE)
@@ -346,7 +399,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="seconds-long check on hipporag_sample, in a temporary folder (for CI)")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.dataset, args.ablation = "hipporag_sample", True
+        args.dataset, args.ablation, args.solvers = "hipporag_sample", True, True
         scratch = Path(tempfile.mkdtemp(prefix="hippo-bench-"))
         args.cache_dir, args.out = scratch / "cache", scratch
     return args
@@ -369,6 +422,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         results: list[MethodResult] = []
         ablation: list[MethodResult] = []
         indexes: dict[str, IndexInfo] = {}
+        solvers: dict[str, Any] = {}
         for kind in extractor_kinds(args.extractor, dataset):
             path = cache_path(dataset.name, kind, settings, args.cache_dir)
             memory, indexes[kind] = open_indexed(dataset, kind, settings, embedder, path)
@@ -380,6 +434,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             if args.ablation:
                 variants = ablation_grid() if args.grid else ABLATION
                 ablation += run_variants(memory, kind, dataset, questions, overrides, variants)
+            if args.solvers:
+                arms, solvers[kind] = run_solvers(memory, kind, dataset, questions, overrides)
+                results += arms
             memory.close()
 
     record: dict[str, Any] = {
@@ -392,6 +449,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "hits": HITS,
         "results": [as_record(r) for r in results],
         "ablation": [as_record(r) for r in ablation],
+        "solvers": solvers,
         "indexes": {k: vars(v) for k, v in indexes.items()},
         "reference_r5": REFERENCE_R5.get(dataset.name),
         "wall_seconds": {"total": total.seconds, "embedder_load": load.seconds},
@@ -402,6 +460,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     # A plain or --ablation run is the dataset's record (--ablation is a superset); partial or
     # tweaked runs get their own file so they never overwrite it.
     suffix = "-grid" if args.grid else ""
+    suffix += "-solvers" if args.solvers and not args.ablation else ""
     suffix += f"-quick{args.quick}" if args.quick else ""
     if overrides:
         suffix += "-set-" + hashlib.sha1(json.dumps(overrides, sort_keys=True).encode()).hexdigest()[:8]
