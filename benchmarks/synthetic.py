@@ -14,7 +14,8 @@ through the engine's own code (``Memory.index`` with an ``Extractor`` and an
   ``words`` filler words (Zipf over ``vocabulary``) give BM25 something to read.
 - Vectors (384-d, unit length) are clustered: topic centre + family + variant
   for an entity; the mean of its entities for a passage or fact; the same for a
-  query, which names two entities of one passage.
+  query, which names two entities of one passage. Their variance decays over
+  the dimensions as real embeddings' does (see ``_unit``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ NAME_TOKEN = re.compile(r"\bE\d+v\d\b")
 TRIPLE = re.compile(r"\b(E\d+v\d) (r\d+) (E\d+v\d)\.")
 TABLE = 1 << 13  # random unit vectors looked up by hash: no per-name state
 CENTRE, FAMILY, VARIANT = np.sqrt(0.30), np.sqrt(0.55), np.sqrt(0.15)  # within a family: cosine ~0.85
+SPECTRUM = 0.45  # standard deviation of dimension i ~ i^-0.45
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,11 @@ class Shape:
 
 
 def _unit(rng: np.random.Generator, rows: int, dim: int) -> np.ndarray:
-    matrix = rng.standard_normal((rows, dim)).astype(np.float32)
+    """Random unit vectors whose variance decays over the dimensions (i^-0.9), as text embeddings'
+    does: MiniLM's vectors of MuSiQue hold 50/80/90 % of their variance in 51/138/196 components,
+    these in ~25/140/235, where isotropic ones would need 190/305/345 (and be far harder to search)."""
+    scale = np.arange(1, dim + 1, dtype=np.float32) ** -SPECTRUM
+    matrix = rng.standard_normal((rows, dim)).astype(np.float32) * scale
     return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
 

@@ -52,7 +52,7 @@ class Settings(BaseSettings):
     ppr_exact_max_edges: int = Field(50_000, ge=0, description="graphs up to this many edges run exact PPR")
     ppr_epsilon: float = Field(1e-6, gt=0.0, lt=1.0, description="local push stops below epsilon x strength")
     vector_exact_max: int = Field(20_000, ge=1, description="a space's vectors searched exactly up to this many")
-    vector_recall: float = Field(0.99, gt=0.0, le=1.0, description="recall@10 an approximate (IVF-PQ) index is "
+    vector_recall: float = Field(0.99, gt=0.0, le=1.0, description="recall@10 an approximate (HNSW) index is "
                                  "calibrated to when trained")
     vector_rerank: int = Field(8, ge=1, description="an approximate search re-scores rerank x k candidates exactly")
     derived_cache: bool = Field(True, description="save the derived indexes beside a SQLite file store")

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = SyntheticCorpus(400)
 QUERIES = [CORPUS.query(i) for i in (3, 50, 120, 399)]
 SMALL: dict = {}  # exact search: a state rebuilt from the store must answer exactly alike
-IVF = {"vector_exact_max": 60}  # IVF shards at test size
+HNSW = {"vector_exact_max": 60}  # HNSW shards at test size
 
 
 def _open(path: Path, **settings) -> Memory:
@@ -75,16 +75,16 @@ def test_a_saved_state_opens_without_rebuilding_and_answers_alike(built):
     memory.close()
 
 
-def test_an_ivf_state_round_trips_exactly(tmp_path):
+def test_an_hnsw_state_round_trips_exactly(tmp_path):
     """Approximate shards are saved as they are: a reopened state answers exactly as the live one."""
-    memory = _open(tmp_path / "ivf.db", **IVF)
+    memory = _open(tmp_path / "hnsw.db", **HNSW)
     memory.index(CORPUS.documents(0, 120))
     memory.index(CORPUS.documents(120, 160))
     state = memory._current()  # noqa: SLF001
-    assert {shard.kind for shard in state.facts.shards.values()} == {"ivf"}
+    assert {shard.kind for shard in state.facts.shards.values()} == {"hnsw"}
     live = _outputs(memory)
     memory.close()
-    reopened = _open(tmp_path / "ivf.db", **IVF)
+    reopened = _open(tmp_path / "hnsw.db", **HNSW)
     assert reopened._cache.outcome == "loaded" and _outputs(reopened) == live  # noqa: SLF001
     reopened.close()
 

@@ -1,11 +1,11 @@
-"""Vector search per space: exact while small, IVF above; visibility inside the search, never after it."""
+"""Vector search per space: exact while small, HNSW above; visibility inside the search, never after it."""
 
 import numpy as np
 import pytest
 
 from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
 from hippo import Memory, Settings
-from hippo.memory.shards import AnnSettings, FlatShard, IvfShard
+from hippo.memory.shards import AnnSettings, FlatShard, HnswShard
 from hippo.memory.vectors import VectorIndex
 from hippo.store import SQLiteStore
 
@@ -27,7 +27,7 @@ def _exact(matrix: np.ndarray, labels: np.ndarray, query: np.ndarray, k: int) ->
 def big_index():
     rng = np.random.default_rng(5)
     vectors = _clustered(rng, 12_000)
-    index = VectorIndex(DIM, AnnSettings(exact_max=2_000, sub_dims=4))
+    index = VectorIndex(DIM, AnnSettings(exact_max=2_000))
     labels = np.arange(len(vectors))
     index.add(labels, labels.astype(np.uint64), vectors)
     index.include(0, labels[:10_000])  # the big space
@@ -35,9 +35,9 @@ def big_index():
     return index, vectors, rng
 
 
-def test_a_big_shard_is_ivf_and_meets_its_recall(big_index):
+def test_a_big_shard_is_hnsw_and_meets_its_recall(big_index):
     index, vectors, rng = big_index
-    assert isinstance(index.shards[0], IvfShard) and isinstance(index.shards[1], FlatShard)
+    assert isinstance(index.shards[0], HnswShard) and isinstance(index.shards[1], FlatShard)
     queries = vectors[rng.choice(10_000, 100, replace=False)] + 0.2 * rng.standard_normal((100, DIM)).astype(
         np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
@@ -65,7 +65,7 @@ def test_a_small_space_in_a_huge_index_gets_its_true_top_k(big_index):
     assert index.search(query, 10, [1])[0][1].tolist() == labels.tolist()
 
 
-def test_ivf_adds_go_in_without_retraining_until_the_shard_has_grown(big_index):
+def test_graph_adds_go_in_at_once_and_removals_rebuild_only_past_a_quarter(big_index):
     index, vectors, rng = big_index
     shard = index.shards[0]
     fresh = _clustered(rng, 500)
@@ -75,14 +75,18 @@ def test_ivf_adds_go_in_without_retraining_until_the_shard_has_grown(big_index):
     assert index.shards[0] is shard and len(shard) == 10_500
     (_, found), = index.search(fresh[7], 1, [0])
     assert found.tolist() == [20_007]  # an added vector is found at once
-    grown = np.arange(30_000, 30_000 + 3 * shard.trained_rows)  # past 4x the size trained at
-    index.add(grown, grown.astype(np.uint64), _clustered(rng, len(grown)))
-    index.include(0, grown)
-    assert index.shards[0] is not shard and index.shards[0].trained_rows == len(index.shards[0])
+    index.exclude(0, labels)  # removed: skipped inside the search, still true top k of the rest
+    (_, found), = index.search(fresh[7], 10, [0])
+    assert index.shards[0] is shard and not set(found.tolist()) & set(labels.tolist()) and len(found) == 10
+    index.exclude(0, np.arange(3_000))  # past a quarter removed: the graph is rebuilt without them
+    rebuilt = index.shards[0]
+    assert rebuilt is not shard and len(rebuilt) == 7_000 and rebuilt.index.ntotal == 7_000
+    index.include(0, np.arange(3_000))  # restored: back in
+    assert len(index.shards[0]) == 10_000
 
 
 def test_engine_search_stays_inside_the_readers_spaces(tmp_path):
-    """Through the engine: a small user space beside a big org space (an IVF index) reads its
+    """Through the engine: a small user space beside a big org space (an HNSW graph) reads its
     own exact top k, for dense retrieval and recall alike."""
     corpus = SyntheticCorpus(300)
     embedder = SyntheticEmbedder()
@@ -91,7 +95,7 @@ def test_engine_search_stays_inside_the_readers_spaces(tmp_path):
     memory.index(corpus.documents(0, 290))
     memory.index(corpus.documents(290, 300), space="user:ann")
     state = memory._current()  # noqa: SLF001 - the engine's own indexes
-    assert isinstance(state.passages.shards[state.projection.code_of("org")], IvfShard)
+    assert isinstance(state.passages.shards[state.projection.code_of("org")], HnswShard)
     query = corpus.query(3)  # about an org passage
     hits = memory.retrieve(query, k=5, mode="dense", spaces=["user:ann"])
     q = embedder.encode([query])[0]

@@ -267,6 +267,12 @@ class GraphProjection:
     def edge_counts(self) -> dict[str, int]:
         return {name: int(self.kind_counts[k]) for k, name in enumerate(KIND_NAMES)}
 
+    def stats(self) -> dict[str, int]:
+        """Vertices (retired passages included), live passages, entities, edges by kind (all ever added)."""
+        return {"vertices": self.vertex_count, "passages": self.passage_total,
+                "entities": int((~self.is_passage.values).sum()),
+                **{f"{kind}_edges": count for kind, count in self.edge_counts().items()}}
+
     # -- saving ------------------------------------------------------------------
 
     def arrays(self) -> dict[str, np.ndarray]:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from hippo.models import Entity, Fact, Passage
-from hippo.store.base import VectorKind, WriteBatch, embed_hash
+from hippo.store.base import Store, VectorKind, WriteBatch, embed_hash
 
 KINDS: tuple[VectorKind, ...] = ("passage", "entity", "fact")
 
@@ -51,6 +51,16 @@ class Delta:
         return delta
 
     @classmethod
+    def of_write(cls, store: Store, batch: WriteBatch, vectors: dict[str, np.ndarray], revision: int,
+                 late: list[Passage | Entity | Fact] | None = None) -> Delta:
+        """The delta of a committed write; ``late``: the records a late embedding gave vectors to."""
+        if late is not None:
+            return cls.of_late(late, vectors, [(s.a, s.b, s.score) for s in batch.synonyms], revision)
+        moved = [*batch.retire, *batch.revive]  # their keyword statistics move
+        texts = {p.id: p.embed_text for p in store.passages(moved)} if moved else {}
+        return cls.of_batch(batch, vectors, revision, texts)
+
+    @classmethod
     def of_late(cls, records: list[Passage | Entity | Fact], vectors: dict[str, np.ndarray],
                 synonyms: list[tuple[str, str, float]], revision: int) -> Delta:
         delta = cls(revision=revision, synonyms=list(synonyms), late=True)
@@ -78,7 +88,7 @@ class Delta:
     # -- bytes ---------------------------------------------------------------------
 
     def to_bytes(self) -> bytes:
-        meta = {k: v for k, v in asdict(self).items() if k != "vectors"}
+        meta = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "vectors"}
         buffer = io.BytesIO()
         np.savez(buffer, meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
                  **{f"vectors_{kind}": matrix for kind, matrix in self.vectors.items()})

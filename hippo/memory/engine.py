@@ -25,7 +25,7 @@ from hippo.memory.hits import assemble_hits
 from hippo.memory.indexing import Progress, prepare, validate_documents
 from hippo.memory.lifecycle import WRITE_ATTEMPTS, NearDuplicatePolicy
 from hippo.memory.names import visible_names
-from hippo.memory.persist import DerivedCache
+from hippo.memory.persist import DerivedCache, load_state
 from hippo.memory.recall import RankedPassages, Recaller
 from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
 from hippo.memory.state import DerivedState
@@ -124,7 +124,7 @@ class Memory:
         self._lock = threading.RLock()  # one writer at a time
         self._guard = StateGuard()  # readers vs the in-place update that follows a write
         self._cache = DerivedCache.for_store(self.store, self.settings, self.embedder.dim)
-        self._state = self._load()
+        self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
         self._encoder = BoundedEncoder(self.embedder.encode, self.settings.remember_embed_timeout)
         self._background = BackgroundEmbedder(lambda: lifecycle.embed_pending(self))
         if self._state.unembedded:  # left by an earlier process whose embedding timed out
@@ -160,8 +160,7 @@ class Memory:
         self._encoder.close()
         self.llm.close()
         if self._cache is not None:
-            with self._lock:
-                self._cache.close(self._state, self._guard.write)
+            self._cache.close(self._state, self._guard.write)
         self.store.close()
 
     # -- state ---------------------------------------------------------------------
@@ -176,20 +175,8 @@ class Memory:
             return self._state
         with self._lock:
             if self.store.revision() != self._state.revision:
-                self._state = self._load()
+                self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
             return self._state
-
-    def _load(self) -> DerivedState:
-        """The derived state at the store's revision: the saved copy when it is current and
-        sound (``self._cache.outcome`` says), else rebuilt from the store and saved."""
-        if self._cache is not None:
-            state = self._cache.load(self.store, self.settings, self.embedder.dim)
-            if state is not None:
-                return state
-        state = DerivedState.load(self.store, self.embedder.dim, self.settings)
-        if self._cache is not None:
-            self._cache.save(state)  # not shared with readers yet: no lock needed
-        return state
 
     @contextmanager
     def reading(self) -> Iterator[DerivedState]:
@@ -215,17 +202,13 @@ class Memory:
             revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
             if revision == state.revision:
                 return revision
-            moved = [*batch.retire, *batch.revive]  # their keyword statistics move
-            texts = {p.id: p.embed_text for p in self.store.passages(moved)} if moved else {}
-            synonyms = [(s.a, s.b, s.score) for s in batch.synonyms]
-            delta = Delta.of_late(late, vectors, synonyms, revision) if late is not None else \
-                Delta.of_batch(batch, vectors, revision, texts)
+            delta = Delta.of_write(self.store, batch, vectors, revision, late)
             with self._guard.write():
                 followed = revision == state.revision + 1 and state is self._state and state.apply_delta(delta)
-            if followed and self._cache is not None:
-                self._cache.record(delta, state, self._guard.write)
             if not followed:
-                self._state = self._load()
+                self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
+            elif self._cache is not None:
+                self._cache.record(delta, state, self._guard.write)
             return revision
 
     def _bounded_encode(self, texts: list[str]) -> np.ndarray:
@@ -438,10 +421,7 @@ class Memory:
     def graph_stats(self) -> dict[str, int]:
         """Vertex and edge counts of the in-process projection, by kind."""
         with self.reading() as state:
-            projection = state.projection
-            return {"vertices": projection.vertex_count, "passages": projection.passage_total,
-                    "entities": int((~projection.is_passage.values).sum()),
-                    **{f"{kind}_edges": count for kind, count in projection.edge_counts().items()}}
+            return state.projection.stats()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.encode(texts)

@@ -292,10 +292,10 @@ def _nearest(state: DerivedState, queries: np.ndarray, k: int, threshold: float)
     """Each query's ``k`` nearest stored entities, or all above ``threshold`` when fewer: a short
     search first, widened only where its last neighbour still reaches the threshold."""
     first = min(k, SYNONYM_PROBE)
-    found = state.entities.search(queries, first)
+    found = state.entities.search(queries, first, near=True)
     wide = [i for i, (scores, _) in enumerate(found) if len(scores) == first and scores[-1] >= threshold]
     if wide and first < k:
-        for i, result in zip(wide, state.entities.search(queries[wide], k), strict=True):
+        for i, result in zip(wide, state.entities.search(queries[wide], k, near=True), strict=True):
             found[i] = result
     return found
 

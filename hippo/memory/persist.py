@@ -4,7 +4,7 @@ Layout of ``<store>.db.hippo/``:
 
 - ``MANIFEST.json``: format, the store's id and the revision saved, the settings
   that shape the state, and every file with its size and CRC-32;
-- ``gen-<n>/``: one snapshot (arrays as ``.npy``, IVF indexes as faiss files),
+- ``gen-<n>/``: one snapshot (arrays as ``.npy``, HNSW graphs as faiss files),
   written whole into a new directory, then made current by replacing the
   manifest atomically;
 - ``vectors-<kind>-<dtype>.bin``: every vector of a kind, rows appended by each
@@ -32,6 +32,7 @@ import logging
 import os
 import shutil
 import struct
+import threading
 import uuid
 import zlib
 from collections.abc import Callable
@@ -46,13 +47,13 @@ from hippo.config import Settings
 from hippo.graph.projection import GraphProjection
 from hippo.memory.delta import KINDS, Delta
 from hippo.memory.keywords import KeywordIndex
-from hippo.memory.shards import FlatShard, IvfShard
+from hippo.memory.shards import FlatShard, HnswShard
 from hippo.memory.state import DerivedState, ann_settings
 from hippo.memory.vectors import VectorIndex, VectorStore
 from hippo.store.base import Store
 
 log = logging.getLogger("hippo.persist")
-FORMAT = 1
+FORMAT = 2
 RECORD = struct.Struct("<4sQI")  # magic, payload length, CRC-32 of the payload
 MAGIC = b"HJR1"
 CHUNK = 1 << 24
@@ -68,16 +69,12 @@ class Corrupt(Exception):
     """A saved file does not match its manifest."""
 
 
-def _crc(path: Path, size: int | None = None, start: int = 0) -> int:
-    crc = start
+def _crc(path: Path, size: int | None = None) -> int:
+    """CRC-32 of the first ``size`` bytes of a file (all of it by default)."""
+    crc, left = 0, path.stat().st_size if size is None else size
     with path.open("rb") as f:
-        left = size if size is not None else -1
-        while left != 0:
-            block = f.read(CHUNK if left < 0 else min(CHUNK, left))
-            if not block:
-                break
-            crc = zlib.crc32(block, crc)
-            left -= len(block) if left > 0 else 0
+        while left > 0 and (block := f.read(min(CHUNK, left))):
+            crc, left = zlib.crc32(block, crc), left - len(block)
     return crc
 
 
@@ -102,8 +99,19 @@ def shape_key(settings: Settings, dim: int) -> dict:
     """The settings that decide what the derived state holds."""
     ann = ann_settings(settings)
     return {"dim": dim, "relation_weight": settings.relation_weight, "mention_weight": settings.mention_weight,
-            "exact_max": ann.exact_max, "sub_dims": ann.sub_dims, "max_lists": ann.max_lists,
-            "retrain_growth": ann.retrain_growth, "recall": ann.recall}
+            "exact_max": ann.exact_max, "links": ann.links, "build_ef": ann.build_ef, "recall": ann.recall,
+            "min_ef": ann.min_ef}
+
+
+def load_state(store: Store, settings: Settings, dim: int, cache: DerivedCache | None) -> DerivedState:
+    """The derived state at the store's revision: the saved copy when it is current and sound
+    (``cache.outcome`` says), else rebuilt from the store and saved."""
+    state = cache.load(store, settings, dim) if cache is not None else None
+    if state is None:
+        state = DerivedState.load(store, dim, settings)
+        if cache is not None:
+            cache.save(state)  # not shared with readers yet: no lock needed
+    return state
 
 
 class DerivedCache:
@@ -116,6 +124,7 @@ class DerivedCache:
         self._lock_file = None
         self._manifest: dict | None = None
         self._journal_bytes = 0
+        self._mutex = threading.RLock()  # a close may come while a writer records
         directory.mkdir(parents=True, exist_ok=True)
         self._take_lock()
 
@@ -136,13 +145,13 @@ class DerivedCache:
             self.owner = False
 
     def close(self, state: DerivedState | None = None, exclusive: Exclusive = nullcontext) -> None:
-        if state is not None and self.owner and self._manifest is not None \
-                and self._journal_bytes > CLOSE_RATIO * self._manifest.get("bytes", 0):
-            self.save(state, exclusive)
-        if self._lock_file is not None:
-            self._lock_file.close()
-            self._lock_file = None
-            self.owner = False
+        with self._mutex:
+            if state is not None and self.owner and self._manifest is not None \
+                    and self._journal_bytes > CLOSE_RATIO * self._manifest.get("bytes", 0):
+                self.save(state, exclusive)
+            if self._lock_file is not None:
+                self._lock_file.close()
+                self._lock_file, self.owner = None, False
 
     # -- loading -------------------------------------------------------------------
 
@@ -175,7 +184,7 @@ class DerivedCache:
             self.outcome = f"corrupt: {exc}"
             log.warning("derived state in %s not used (%s); rebuilding from the store", self.directory, exc)
             return None
-        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        except Exception as exc:  # whatever a damaged file makes numpy or faiss raise: rebuild
             self.outcome = f"corrupt: {type(exc).__name__}: {exc}"
             log.warning("derived state in %s unreadable (%s); rebuilding from the store", self.directory, exc)
             return None
@@ -226,8 +235,9 @@ class DerivedCache:
                 if kind_of_shard == "flat":
                     index.shards[int(code)] = FlatShard.from_arrays(dim, arrays(f"shard-{kind}-{code}"))
                 else:
-                    ivf = faiss.read_index(str(gen / f"shard-{kind}-{code}.faiss"))
-                    index.shards[int(code)] = IvfShard(ivf, saved["trained"][code], ann, saved["probe"][code])
+                    graph = faiss.read_index(str(gen / f"shard-{kind}-{code}.faiss"))
+                    dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
+                    index.shards[int(code)] = HnswShard(graph, ann, *saved["ef"][code], dead=dead)
             indexes[kind] = index
         state = DerivedState(revision=manifest["revision"], projection=projection, passages=indexes["passage"],
                              entities=indexes["entity"], facts=indexes["fact"], keywords=keywords,
@@ -264,6 +274,10 @@ class DerivedCache:
 
     def record(self, delta: Delta, state: DerivedState, exclusive: Exclusive = nullcontext) -> None:
         """Append one write to the journal (after the store committed it and ``state`` followed)."""
+        with self._mutex:
+            self._record(delta, state, exclusive)
+
+    def _record(self, delta: Delta, state: DerivedState, exclusive: Exclusive) -> None:
         if not self.owner:
             return
         if self._manifest is None:
@@ -288,11 +302,11 @@ class DerivedCache:
         engine's write section, so no reader sees them change."""
         if not self.owner:
             return
-        old = self._manifest or self._read_manifest_quietly()
-        number = (int(old["generation"].split("-")[1]) + 1) if old else 1
+        old = self._manifest
+        # A new number never used here: another process may be reading any file named so far.
+        number = 1 + max([int(p.name.split("-")[1]) for p in self.directory.glob("gen-*") if p.is_dir()] or [0])
         gen_name = f"gen-{number}"
         gen = self.directory / gen_name
-        shutil.rmtree(gen, ignore_errors=True)
         gen.mkdir()
         files: dict[str, dict] = {}
 
@@ -312,8 +326,8 @@ class DerivedCache:
         for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
             put(f"vectors-{kind}.keys", index.keys.values)
             put(f"vectors-{kind}.label_of", index.label_of.values)
-            entry = self._save_vectors(kind, index.store, old, files)
-            entry["shards"], entry["trained"], entry["probe"] = {}, {}, {}
+            entry = self._save_vectors(kind, index.store, old, files, number)
+            entry["shards"], entry["ef"] = {}, {}
             for code, shard in index.shards.items():
                 entry["shards"][str(code)] = shard.kind
                 if isinstance(shard, FlatShard):
@@ -323,8 +337,8 @@ class DerivedCache:
                     path = gen / f"shard-{kind}-{code}.faiss"
                     faiss.write_index(shard.index, str(path))
                     files[f"{gen_name}/{path.name}"] = {"bytes": path.stat().st_size, "crc": _crc(path)}
-                    entry["trained"][str(code)] = shard.trained_rows
-                    entry["probe"][str(code)] = shard.probe
+                    put(f"shard-{kind}-{code}.dead", shard.dead_labels())
+                    entry["ef"][str(code)] = [shard.ef, shard.near_ef]
             vectors[kind] = entry
         for path in gen.iterdir():
             with path.open("rb") as f:
@@ -351,20 +365,15 @@ class DerivedCache:
                                                  shape=(entry["rows"], index.dim)))
         self._sweep(keep={gen_name, manifest["journal"], *(v["file"] for v in vectors.values())})
 
-    def _read_manifest_quietly(self) -> dict | None:
-        try:
-            return self._read_manifest()
-        except Corrupt:
-            return None
-
-    def _save_vectors(self, kind: str, store: VectorStore, old: dict | None, files: dict) -> dict:
-        """Append the rows added since the last snapshot to the kind's shared file."""
+    def _save_vectors(self, kind: str, store: VectorStore, old: dict | None, files: dict, number: int) -> dict:
+        """Append the rows added since the last snapshot to the kind's shared file (a new file
+        when the last snapshot's cannot be extended: other dtype, or unknown)."""
         dtype = np.dtype(store.dtype).name
-        name = f"vectors-{kind}-{dtype}.bin"
-        path = self.directory / name
         previous = (old or {}).get("vectors", {}).get(kind, {})
-        reuse = (previous.get("file") == name and path.exists() and previous.get("rows", 0) == len(store.saved)
-                 and f"{name}" in (old or {}).get("files", {}))
+        reuse = (previous.get("dtype") == dtype and previous.get("rows", 0) == len(store.saved) > 0
+                 and previous.get("file") in old.get("files", {}) and (self.directory / previous["file"]).exists())
+        name = previous["file"] if reuse else f"vectors-{kind}-{dtype}-{number}.bin"
+        path = self.directory / name
         row_bytes = store.dim * np.dtype(store.dtype).itemsize
         if reuse:
             crc, start = old["files"][name]["crc"], previous["rows"]

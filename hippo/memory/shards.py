@@ -1,26 +1,28 @@
-"""One space's vectors of one kind, searched exactly while small and by faiss IVF when large.
+"""One space's vectors of one kind, searched exactly while small and by faiss HNSW when large.
 
-A shard holds the records a reader of its space may find, and nothing else:
-a forgotten record is removed from it (and put back on restore), so a search
-never filters a shortlist afterwards and a small space in a huge store still
-returns its true top k.
+A shard holds the records a reader of its space may find: a forgotten record
+leaves it (and comes back on restore), so a search never filters a shortlist
+afterwards and a small space in a huge store still returns its true top k.
 
 - ``FlatShard``: a float32 matrix, scored exactly (what faiss' ``IndexFlatIP``
-  does), for up to ``AnnSettings.exact_max`` rows.
-- ``IvfShard``: faiss ``IndexIVFPQ`` (inner product, product-quantized codes,
-  labels = the records' rows, a hash direct map so removals cost O(removed)).
-  A search reads ``probe`` lists, and the ``rerank`` x k best go back to exact
-  scoring against the full vectors. ``probe`` is calibrated when the index is
-  trained: the fewest lists whose re-ranked top 10 holds ``recall`` (0.99) of
-  the exact top 10 for noisy copies of held vectors (on MuSiQue, such copies
-  and the real query phrases need the same number of lists).
-  Adds go straight in; when a shard has grown ``retrain_growth`` times past the
-  size it was trained at, it is trained again (amortized O(1) per add).
+  does), up to ``AnnSettings.exact_max`` rows.
+- ``HnswShard``: faiss ``IndexHNSWSQ`` (8-bit codes, ``links`` per node, inner
+  product) under an ``IndexIDMap`` (labels = the records' rows). A search walks
+  the graph with ``ef`` candidates and the ``rerank`` x k best go back to exact
+  scoring against the full vectors. ``ef`` is calibrated when the graph is
+  built: the smallest whose re-ranked top 10 holds ``recall`` (0.99) of the
+  exact top 10 for noisy copies of held vectors (on MuSiQue such copies and the
+  real query phrases are as hard); ``near_ef`` likewise for copies at cosine
+  ~0.8, the synonym search. Adds go straight into the graph. HNSW cannot delete:
+  a removed record is skipped inside the search (a faiss ID selector, so the k
+  returned are k live ones), and the graph is rebuilt when a quarter is dead.
+
+IVF (with PQ or SQ codes) was measured first and dropped: on MiniLM vectors (MuSiQue's 21k
+entities) recall@10 0.98 needed every list probed, i.e. a scan.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,35 +32,29 @@ import numpy as np
 from hippo.columns import Column
 
 # faiss' OpenMP team, like igraph's, spins against the other busy core: on 2 shared cores
-# training an IVF index took 62 s with two threads and 15 s with one (21k vectors, load ~20).
+# building an index took 62 s with two threads and 15 s with one (21k vectors, load ~20).
 faiss.omp_set_num_threads(1)
 
 Gather = Callable[[np.ndarray], np.ndarray]
 """Labels -> their float32 vectors (the exact scores of a shortlist)."""
-
-
-CHUNK = 262_144  # vectors gathered at a time when (re)building an IVF index
+CHUNK = 262_144  # vectors gathered at a time when building a graph
 
 
 @dataclass(frozen=True)
 class AnnSettings:
-    exact_max: int = 20_000  # rows a shard scans exactly before it becomes an IVF index
-    recall: float = 0.99  # recall@10 an IVF shard is calibrated to (on noisy copies of its vectors)
+    exact_max: int = 20_000  # rows a shard scans exactly before it becomes an HNSW graph
+    recall: float = 0.99  # recall@10 the search is calibrated to (on noisy copies of held vectors)
     calibration: int = 128  # calibration queries
-    query_noise: float = 1.5  # their distance from a held vector (MuSiQue queries vs entities: alike)
-    min_probe: int = 8
-    rerank: int = 8  # an IVF search scores rerank x k candidates exactly
-    min_rerank: int = 64
-    max_lists: int = 4_096
-    sub_dims: int = 8  # dimensions per PQ sub-quantizer (384 -> 48 bytes a vector)
-    retrain_growth: int = 4
-    train_points: int = 64  # training vectors per centroid, at most
-    train_iterations: int = 10  # k-means passes (faiss' default 25 costs 2.5x for no measurable recall)
-
-
-def _lists(rows: int, settings: AnnSettings) -> int:
-    """About 2 sqrt(rows) lists, each with at least 39 training vectors (faiss' minimum)."""
-    return int(max(1, min(settings.max_lists, rows // 39, max(64, round(2 * math.sqrt(rows))))))
+    query_noise: float = 1.5  # their distance from a held vector (cosine ~0.55)
+    near_noise: float = 0.75  # near queries (cosine ~0.8: synonym linking)
+    near_floor: float = 0.8  # ... of which only neighbours at least this close are wanted
+    links: int = 32  # HNSW M
+    build_ef: int = 40  # efConstruction
+    min_ef: int = 128  # real MuSiQue phrases needed ~128 for recall@1 0.995 where noisy copies needed 40
+    max_ef: int = 1_024
+    rerank: int = 4  # a search re-scores rerank x k candidates exactly
+    min_rerank: int = 40
+    rebuild_dead: float = 0.25  # share of removed records at which a graph is rebuilt
 
 
 def _top(scores: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -113,7 +109,8 @@ class FlatShard:
                 self._position[moved] = at
             self.labels.truncate(last)
 
-    def search(self, queries: np.ndarray, k: int, gather: Gather) -> list[tuple[np.ndarray, np.ndarray]]:
+    def search(self, queries: np.ndarray, k: int, gather: Gather, near: bool = False
+               ) -> list[tuple[np.ndarray, np.ndarray]]:
         if not len(self.labels):
             return [(np.zeros(0, np.float32), np.zeros(0, np.int64)) for _ in queries]
         scores = self.matrix @ queries.T  # rows x queries
@@ -130,98 +127,134 @@ class FlatShard:
         return shard
 
 
-class IvfShard:
-    kind = "ivf"
+class HnswShard:
+    kind = "hnsw"
 
-    def __init__(self, index: faiss.IndexIVFPQ, trained_rows: int, settings: AnnSettings, probe: int) -> None:
+    def __init__(self, index: faiss.IndexIDMap, settings: AnnSettings, ef: int, near_ef: int,
+                 dead: np.ndarray | None = None) -> None:
         self.index = index
-        self.trained_rows = trained_rows
         self.settings = settings
-        self.probe = probe  # lists searched: the fewest that reached ``settings.recall`` when trained
+        self.ef, self.near_ef = ef, near_ef
+        self._held = Column(bool)  # by label
+        self._dead = Column(bool)
+        ids = faiss.vector_to_array(index.id_map)
+        if len(ids):
+            self._held.extend_to(int(ids.max()) + 1)
+            self._held[ids] = True
+        self._dead.extend_to(len(self._held))
+        if dead is not None and len(dead):
+            self._dead[dead] = True
+        self._dead_count = int(self._dead.values.sum())
+        self._selector = None
 
     @classmethod
-    def trained(cls, labels: np.ndarray, gather: Gather, settings: AnnSettings) -> IvfShard:
-        """Train on a sample of these labels' vectors, add them all (in chunks: a shard may not fit
-        in memory as float32), then calibrate ``probe`` on noisy copies of held vectors."""
+    def built(cls, labels: np.ndarray, gather: Gather, settings: AnnSettings) -> HnswShard:
+        """A graph of these labels' vectors (gathered in chunks: a shard may not fit in memory as
+        float32), with ``ef`` calibrated on noisy copies of held vectors."""
         labels = np.asarray(labels, dtype=np.int64)
         rng = np.random.default_rng(len(labels))
-        first = gather(labels[:1])
-        dim = first.shape[1]
-        lists = _lists(len(labels), settings)
-        sub = max(1, dim // settings.sub_dims)
-        while dim % sub:
-            sub -= 1
-        bits = int(min(8, max(1, math.log2(max(2, len(labels) // 39)))))  # 2^bits codes, 39 vectors each
-        index = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, lists, sub, bits, faiss.METRIC_INNER_PRODUCT)
-        for clustering in (index.cp, index.pq.cp):  # lists, then each sub-quantizer's 256 codes
-            clustering.niter = settings.train_iterations
-            clustering.max_points_per_centroid = settings.train_points
-        sample = min(len(labels), max(lists * settings.train_points, 256 * 40))
-        picked = np.sort(rng.choice(len(labels), sample, replace=False)) if sample < len(labels) \
-            else np.arange(len(labels))
-        index.train(np.ascontiguousarray(gather(labels[picked]), dtype=np.float32))
-        index.set_direct_map_type(faiss.DirectMap.Hashtable)
+        dim = gather(labels[:1]).shape[1]
+        base = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, settings.links, faiss.METRIC_INNER_PRODUCT)
+        base.hnsw.efConstruction = settings.build_ef
+        index = faiss.IndexIDMap(base)
+        sample = labels[np.sort(rng.choice(len(labels), min(len(labels), 65_536), replace=False))]
+        index.train(np.ascontiguousarray(gather(sample), dtype=np.float32))  # the 8-bit ranges
         chosen = labels[rng.choice(len(labels), min(settings.calibration, len(labels)), replace=False)]
-        queries = gather(chosen) + settings.query_noise / np.sqrt(dim) * rng.standard_normal(
-            (len(chosen), dim)).astype(np.float32)
+        held = gather(chosen)
+        queries = np.concatenate([held + noise / np.sqrt(dim) * rng.standard_normal(held.shape).astype(np.float32)
+                                  for noise in (settings.query_noise, settings.near_noise)])
         queries /= np.linalg.norm(queries, axis=1, keepdims=True)
         best = np.full((len(queries), 10), -np.inf, dtype=np.float32)
-        truth = np.full((len(queries), 10), -1, dtype=np.int64)
         for start in range(0, len(labels), CHUNK):  # add, and find the exact top 10 on the way
             part = labels[start : start + CHUNK]
             vectors = np.ascontiguousarray(gather(part), dtype=np.float32)
             index.add_with_ids(vectors, part)
-            scores = np.concatenate([best, queries @ vectors.T], axis=1)
-            ids = np.concatenate([truth, np.broadcast_to(part, (len(queries), len(part)))], axis=1)
-            top = np.argsort(-scores, axis=1)[:, :10]
-            best, truth = np.take_along_axis(scores, top, 1), np.take_along_axis(ids, top, 1)
-        shard = cls(index, len(labels), settings, probe=lists)
-        shard.probe = shard._calibrate(queries, truth, best, gather)
+            best = -np.sort(-np.concatenate([best, queries @ vectors.T], axis=1), axis=1)[:, :10]
+        shard = cls(index, settings, ef=settings.max_ef, near_ef=settings.max_ef)
+        far = len(chosen)
+        shard.ef = shard._calibrate(queries[:far], best[:far], gather, settings.min_ef)
+        shard.near_ef = shard._calibrate(queries[far:], best[far:], gather, 16, settings.near_floor)
         return shard
 
-    def _calibrate(self, queries: np.ndarray, truth: np.ndarray, best: np.ndarray, gather: Gather) -> int:
-        """The fewest lists (from ``min_probe``, x1.5 a step) whose re-ranked top 10 holds
-        ``settings.recall`` of the exact one (ties count as found)."""
-        probe = min(self.settings.min_probe, self.index.nlist)
+    def _calibrate(self, queries: np.ndarray, best: np.ndarray, gather: Gather, ef: int,
+                   floor: float = -np.inf) -> int:
+        """The smallest ``ef`` (from ``ef``, x1.5 a step) whose re-ranked top 10 holds
+        ``settings.recall`` of the exact top 10 at or above ``floor`` (ties count as found)."""
         while True:
-            self.probe = probe
-            found = self.search(queries, 10, gather)
-            recall = np.mean([np.mean(scores[:10] >= floor[-1] - 1e-6) if len(scores) >= 10 else 0.0
-                              for (scores, _), floor in zip(found, best, strict=True)])
-            if recall >= self.settings.recall or probe >= self.index.nlist:
-                return probe
-            probe = min(max(probe + 1, int(probe * 1.5)), self.index.nlist)
+            hits = []
+            for (scores, _), exact in zip(self.search(queries, 10, gather, ef=ef), best, strict=True):
+                wanted = int((exact >= floor).sum())
+                got = np.sort(scores)[::-1][:wanted]
+                hits.append(float((got >= exact[wanted - 1] - 1e-6).sum()) / wanted if wanted else 1.0)
+            recall = float(np.mean(hits))
+            if recall >= self.settings.recall or ef >= self.settings.max_ef:
+                return ef
+            ef = min(int(ef * 1.5), self.settings.max_ef)
 
     def __len__(self) -> int:
-        return int(self.index.ntotal)
-
-    def needs_training(self) -> bool:
-        return len(self) > self.settings.retrain_growth * self.trained_rows
-
-    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
-        if len(labels):
-            self.remove(labels)  # adding twice would return a record twice
-            self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32),
-                                    np.ascontiguousarray(labels, dtype=np.int64))
-
-    def remove(self, labels: np.ndarray) -> None:
-        if len(labels):
-            self.index.remove_ids(faiss.IDSelectorArray(np.ascontiguousarray(labels, dtype=np.int64)))
+        return int(self.index.ntotal) - self._dead_count
 
     def labels(self) -> np.ndarray:
-        """Every label held, for retraining (O(rows))."""
-        invlists = self.index.invlists
-        parts = [faiss.rev_swig_ptr(invlists.get_ids(i), invlists.list_size(i)).copy()
-                 for i in range(self.index.nlist) if invlists.list_size(i)]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        """Every live label held (O(rows))."""
+        ids = faiss.vector_to_array(self.index.id_map)
+        return ids[~self._dead[ids]]
 
-    def search(self, queries: np.ndarray, k: int, gather: Gather) -> list[tuple[np.ndarray, np.ndarray]]:
+    def dead_labels(self) -> np.ndarray:
+        return np.flatnonzero(self._dead.values)
+
+    def needs_rebuild(self) -> bool:
+        return self._dead_count > self.settings.rebuild_dead * self.index.ntotal
+
+    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
+        labels = np.asarray(labels, dtype=np.int64)
+        if not len(labels):
+            return
+        top = int(labels.max()) + 1
+        self._held.extend_to(top)
+        self._dead.extend_to(top)
+        back = self._held[labels] & self._dead[labels]  # removed before: it is still in the graph
+        if back.any():
+            self._dead[labels[back]] = False
+            self._dead_count -= int(back.sum())
+            self._selector = None
+        fresh = ~self._held[labels]
+        _, first = np.unique(labels, return_index=True)
+        once = np.zeros(len(labels), dtype=bool)
+        once[first] = True
+        fresh &= once
+        if fresh.any():
+            self.index.add_with_ids(np.ascontiguousarray(vectors[fresh], dtype=np.float32), labels[fresh])
+            self._held[labels[fresh]] = True
+
+    def remove(self, labels: np.ndarray) -> None:
+        labels = np.asarray(labels, dtype=np.int64)
+        labels = labels[labels < len(self._held)]
+        going = np.unique(labels[self._held[labels] & ~self._dead[labels]])
+        if len(going):
+            self._dead[going] = True
+            self._dead_count += len(going)
+            self._selector = None
+
+    def _live(self) -> faiss.IDSelector | None:
+        if not self._dead_count:
+            return None
+        if self._selector is None:
+            bits = np.packbits(self._dead.values, bitorder="little")
+            dead = faiss.IDSelectorBitmap(len(self._dead), faiss.swig_ptr(bits))
+            self._selector = (faiss.IDSelectorNot(dead), dead, bits)  # faiss keeps pointers: keep them alive
+        return self._selector[0]
+
+    def search(self, queries: np.ndarray, k: int, gather: Gather, ef: int | None = None,
+               near: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
         s = self.settings
-        params = faiss.SearchParametersIVF()
-        params.nprobe = int(self.probe)
         shortlist = int(min(len(self), max(s.min_rerank, s.rerank * k)))
-        if shortlist == 0:
+        if shortlist <= 0:
             return [(np.zeros(0, np.float32), np.zeros(0, np.int64)) for _ in queries]
+        params = faiss.SearchParametersHNSW()
+        params.efSearch = int(max(shortlist, ef or (self.near_ef if near else self.ef)))
+        selector = self._live()
+        if selector is not None:
+            params.sel = selector
         _, found = self.index.search(np.ascontiguousarray(queries, dtype=np.float32), shortlist, params=params)
         out = []
         for j, row in enumerate(found):
@@ -229,4 +262,3 @@ class IvfShard:
             exact = gather(labels) @ queries[j] if len(labels) else np.zeros(0, np.float32)
             out.append(_top(exact.astype(np.float32), labels, k))
         return out
-

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from hippo.columns import Column
-from hippo.memory.shards import AnnSettings, FlatShard, IvfShard
+from hippo.memory.shards import AnnSettings, FlatShard, HnswShard
 
 HALF_FROM = 262_144  # rows after which a kind's vectors are kept as float16
 Results = list[tuple[np.ndarray, np.ndarray]]  # per query: (scores, labels), best first
@@ -31,7 +31,8 @@ class VectorStore:
 
     def __init__(self, dim: int, saved: np.ndarray | None = None) -> None:
         self.dim = dim
-        self.saved = saved if saved is not None else np.zeros((0, dim), dtype=np.float32)
+        # A plain view of a memmap: indexing a np.memmap wraps every result in another memmap.
+        self.saved = np.asarray(saved) if saved is not None else np.zeros((0, dim), dtype=np.float32)
         self.dtype = self.saved.dtype if len(self.saved) else np.dtype(np.float32)
         self._tail = np.zeros((0, dim), dtype=self.dtype)
         self._size = 0
@@ -79,7 +80,7 @@ class VectorStore:
         moved = len(saved) - len(self.saved)
         self._tail = self._tail[moved : self._size].copy()
         self._size -= moved
-        self.saved = saved
+        self.saved = np.asarray(saved)
 
 
 class VectorIndex:
@@ -90,7 +91,7 @@ class VectorIndex:
         self.keys = Column(np.uint64)  # per slot: the record's text hash (same text, same key)
         self.label_of = Column(np.int64)  # per slot
         self.slot_of = Column(np.int64)  # per label: its slot, or -1
-        self.shards: dict[int, FlatShard | IvfShard] = {}
+        self.shards: dict[int, FlatShard | HnswShard] = {}
 
     def __len__(self) -> int:
         return len(self.label_of)
@@ -151,28 +152,31 @@ class VectorIndex:
         current = self.shards.get(shard)
         flat = current is None or isinstance(current, FlatShard)
         if flat and (len(current) if current is not None else 0) + len(labels) > self.settings.exact_max:
-            if current is not None:  # grown past exact: an IVF index of everything it holds
+            if current is not None:  # grown past exact: a graph of everything it holds
                 labels = np.concatenate([current.labels.values, labels])
-            self.shards[shard] = IvfShard.trained(np.unique(labels), self.vectors_of, self.settings)
+            self.shards[shard] = HnswShard.built(np.unique(labels), self.vectors_of, self.settings)
             return
         if current is None:
             current = self.shards[shard] = FlatShard(self.dim)
         current.add(labels, vectors)
-        if isinstance(current, IvfShard) and current.needs_training():
-            self.shards[shard] = IvfShard.trained(current.labels(), self.vectors_of, self.settings)
 
     def exclude(self, shard: int, labels: np.ndarray) -> None:
         current = self.shards.get(shard)
-        if current is not None and len(labels):
-            current.remove(np.asarray(labels, dtype=np.int64))
+        if current is None or not len(labels):
+            return
+        current.remove(np.asarray(labels, dtype=np.int64))
+        if isinstance(current, HnswShard) and current.needs_rebuild():  # a quarter dead: amortized O(1)
+            self.shards[shard] = HnswShard.built(current.labels(), self.vectors_of, self.settings)
 
-    def search(self, queries: np.ndarray, k: int, shards: Iterable[int] | None = None) -> Results:
-        """Each query's ``k`` best labels (and cosines) in the union of ``shards`` (None: all)."""
+    def search(self, queries: np.ndarray, k: int, shards: Iterable[int] | None = None, *,
+               near: bool = False) -> Results:
+        """Each query's ``k`` best labels (and cosines) in the union of ``shards`` (None: all).
+        ``near``: the queries are close to held vectors (synonyms), a shorter graph walk suffices."""
         queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
         chosen = [self.shards[c] for c in (self.shards if shards is None else shards) if c in self.shards]
         if k <= 0 or not chosen:
             return [(np.zeros(0, np.float32), np.zeros(0, np.int64)) for _ in queries]
-        found = [shard.search(queries, k, self.vectors_of) for shard in chosen]
+        found = [shard.search(queries, k, self.vectors_of, near=near) for shard in chosen]
         if len(found) == 1:
             return found[0]
         merged = []
