@@ -180,12 +180,20 @@ class Workspace:
     def __init__(self) -> None:
         self.residual = np.zeros(0)
         self.estimate = np.zeros(0)
+        self.stamp = np.zeros(0, dtype=np.int64)  # for deduplicating without sorting
+        self.seen = np.zeros(0, dtype=bool)
 
     def fit(self, n: int) -> None:
         if len(self.residual) < n:
             size = max(n, int(len(self.residual) * 1.25))
-            self.residual = np.zeros(size)
-            self.estimate = np.zeros(size)
+            self.residual, self.estimate = np.zeros(size), np.zeros(size)
+            self.stamp, self.seen = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
+
+    def distinct(self, values: np.ndarray) -> np.ndarray:
+        """``values`` without repeats, in O(len) (``np.unique`` sorts)."""
+        at = np.arange(len(values))
+        self.stamp[values] = at
+        return values[self.stamp[values] == at]
 
 
 _workspaces = threading.local()
@@ -227,10 +235,11 @@ def push_pagerank(adjacency: Adjacency, vertices: np.ndarray, weights: np.ndarra
     restart_at, restart = vertices[keep], weights[keep] / weights.sum()
     space = workspace or _workspace()
     space.fit(n)
-    residual, estimate = space.residual, space.estimate
+    residual, estimate, seen = space.residual, space.estimate, space.seen
     np.add.at(residual, restart_at, restart)
-    touched = [restart_at]
-    frontier = np.unique(restart_at)
+    frontier = space.distinct(restart_at)
+    seen[frontier] = True
+    touched = [frontier]
     pushes = edges = 0
     try:
         for _ in range(MAX_WAVES):
@@ -251,16 +260,19 @@ def push_pagerank(adjacency: Adjacency, vertices: np.ndarray, weights: np.ndarra
             if stuck > 0:  # no walkable edge: that mass restarts
                 np.add.at(residual, restart_at, damping * stuck * restart)
                 candidates = np.concatenate([candidates, restart_at])
-            candidates = np.unique(candidates)
-            touched.append(candidates)
+            candidates = space.distinct(candidates)
+            fresh = candidates[~seen[candidates]]
+            seen[fresh] = True
+            touched.append(fresh)
             threshold = epsilon * np.maximum(adjacency.strength(candidates), 1.0)
             frontier = candidates[residual[candidates] >= threshold]
-        reached = np.unique(np.concatenate(touched))
+        reached = np.sort(np.concatenate(touched))
         scores = estimate[reached].copy()
     finally:
         for part in touched:
             residual[part] = 0.0
             estimate[part] = 0.0
+            seen[part] = False
     found_mass = scores > 0
     return SparseScores(vertices=reached[found_mass], scores=scores[found_mass], pushes=pushes, edges=edges)
 
