@@ -220,7 +220,8 @@ class Recaller:
             vertex = state.projection.vertex
             keyword = {vertex[pid]: score for pid, score in
                        lookup.keyword_scores(query, top or KEYWORD_POOL, spaces).items()}
-        extra = np.array([v for v in keyword if v not in set(vertices.tolist())], dtype=np.int64)
+        have = set(vertices.tolist())
+        extra = np.array([v for v in keyword if v not in have], dtype=np.int64)
         if len(extra) and top:
             vertices = np.concatenate([vertices, extra])
             cosines = np.concatenate([cosines, state.passages.scores(q, extra)])
@@ -242,25 +243,22 @@ class Recaller:
     @staticmethod
     def _dense(state: DerivedState, view: GraphView, q: np.ndarray, k: int) -> DenseHits:
         """The ``k`` visible passages closest to the query, with the range of every visible
-        passage's cosine (the lowest found by searching for ``-q``)."""
-        (scores, vertices), = state.passages.search(q, k, view.codes)
-        (lowest, _), = state.passages.search(-q, 1, view.codes)
-        low = -float(lowest[0]) if len(lowest) else 0.0
+        passage's cosine (an approximate index finds the lowest by searching for ``-q``)."""
+        scores, vertices, low = state.passages.top_and_lowest(q, k, view.codes)
         return DenseHits(vertices=vertices, scores=scores.astype(np.float64), low=low,
                          high=float(scores[0]) if len(scores) else 0.0)
 
     def _facts(self, state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[list[int], list[float]]:
-        """The top facts (distinct texts) among visible ones, with min-max scores (over every
-        visible fact: the lowest found by searching for ``-q``)."""
+        """The top facts (distinct texts) among visible ones, with min-max scores over every
+        visible fact (an approximate index finds the lowest by searching for ``-q``)."""
         top_k = self.settings.fact_top_k
         if not len(state.facts) or top_k == 0:
             return [], []
-        (raw, rows), = state.facts.search(q, top_k * 8, view.codes)
+        raw, rows, low = state.facts.top_and_lowest(q, top_k * 8, view.codes)
         if not len(rows):
             return [], []
-        (lowest, _), = state.facts.search(-q, 1, view.codes)
         raw = raw.astype(np.float64)
-        low, high = -float(lowest[0]), float(raw[0])
+        high = float(raw[0])
         scaled = (raw - low) / (high - low) if high - low > 1e-12 else np.ones_like(raw)
         keys = state.facts.key_of(rows).tolist()
         chosen = top_distinct(raw, keys, top_k, depth=top_k * 8)

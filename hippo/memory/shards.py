@@ -28,12 +28,27 @@ from dataclasses import dataclass
 
 import faiss
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from hippo.columns import Column
 
 # faiss' OpenMP team, like igraph's, spins against the other busy core: on 2 shared cores
 # building an index took 62 s with two threads and 15 s with one (21k vectors, load ~20).
 faiss.omp_set_num_threads(1)
+
+
+def _single_threaded_blas() -> None:
+    """numpy's (and faiss') OpenBLAS at one thread for the process's life (torch keeps its own):
+    on 2 busy cores their spinning threads made a 3,000 x 384 matrix-vector product take 10 ms
+    instead of 0.2 (measured, load ~7), on every exact search."""
+    controller = ThreadpoolController()
+    found = [lib.filepath for lib in controller.lib_controllers
+             if lib.user_api == "blas" and "torch" not in (lib.filepath or "")]
+    if found:
+        controller.select(filepath=found).limit(limits=1)
+
+
+_single_threaded_blas()
 
 Gather = Callable[[np.ndarray], np.ndarray]
 """Labels -> their float32 vectors (the exact scores of a shortlist)."""
@@ -116,6 +131,13 @@ class FlatShard:
         scores = self.matrix @ queries.T  # rows x queries
         labels = self.labels.values
         return [_top(scores[:, j], labels, k) for j in range(len(queries))]
+
+    def top_and_lowest(self, query: np.ndarray, k: int, gather: Gather) -> tuple[np.ndarray, np.ndarray, float]:
+        """The k best of one query, and the lowest score of all, from one product."""
+        if not len(self.labels):
+            return np.zeros(0, np.float32), np.zeros(0, np.int64), np.inf
+        scores = self.matrix @ query
+        return (*_top(scores, self.labels.values, k), float(scores.min()))
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"labels": self.labels.values, "matrix": self.matrix}
@@ -262,3 +284,9 @@ class HnswShard:
             exact = gather(labels) @ queries[j] if len(labels) else np.zeros(0, np.float32)
             out.append(_top(exact.astype(np.float32), labels, k))
         return out
+
+    def top_and_lowest(self, query: np.ndarray, k: int, gather: Gather) -> tuple[np.ndarray, np.ndarray, float]:
+        """The k best of one query, and the lowest score held (the best for ``-query``)."""
+        (scores, labels), = self.search(query[None, :], k, gather)
+        (worst, _), = self.search(-query[None, :], 1, gather)
+        return scores, labels, -float(worst[0]) if len(worst) else np.inf

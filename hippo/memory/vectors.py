@@ -189,5 +189,23 @@ class VectorIndex:
             merged.append((scores[order], labels[order]))
         return merged
 
+    def top_and_lowest(self, query: np.ndarray, k: int, shards: Iterable[int] | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, float]:
+        """``search`` for one query, plus the lowest cosine of any vector in ``shards`` (the bottom of
+        a min-max scale over everything the reader may see, without scoring everything twice)."""
+        query = np.asarray(query, dtype=np.float32)
+        chosen = [self.shards[c] for c in (self.shards if shards is None else shards) if c in self.shards]
+        if k <= 0 or not chosen:
+            return np.zeros(0, np.float32), np.zeros(0, np.int64), 0.0
+        found = [shard.top_and_lowest(query, k, self.vectors_of) for shard in chosen]
+        low = min(part[2] for part in found)
+        if len(found) == 1:
+            return found[0][0], found[0][1], low
+        scores = np.concatenate([part[0] for part in found])
+        labels = np.concatenate([part[1] for part in found])
+        labels, first = np.unique(labels, return_index=True)
+        order = np.lexsort((labels, -scores[first]))[:k]
+        return scores[first][order], labels[order], low
+
     def shard_sizes(self) -> dict[int, tuple[str, int]]:
         return {code: (shard.kind, len(shard)) for code, shard in self.shards.items()}
