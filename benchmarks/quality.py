@@ -26,6 +26,7 @@ import argparse
 import hashlib
 import json
 import re
+import sqlite3
 import sys
 import tempfile
 from collections import defaultdict
@@ -37,30 +38,63 @@ from typing import Any
 import numpy as np
 
 try:
-    from benchmarks.common import (CACHE, RESULTS, Stopwatch, igraph_single_thread, log, machine_info,
-                                   machine_line, make_settings, markdown_table, offline, parse_overrides,
-                                   progress_printer, write_outputs)
+    from benchmarks.common import (
+        CACHE,
+        RESULTS,
+        Stopwatch,
+        igraph_single_thread,
+        log,
+        machine_info,
+        machine_line,
+        make_settings,
+        markdown_table,
+        offline,
+        parse_overrides,
+        progress_printer,
+        write_outputs,
+    )
 except ImportError:  # run as ``python benchmarks/quality.py``
-    from common import (CACHE, RESULTS, Stopwatch, igraph_single_thread, log, machine_info,  # type: ignore
-                        machine_line, make_settings, markdown_table, offline, parse_overrides, progress_printer,
-                        write_outputs)
+    from common import (  # type: ignore
+        CACHE,
+        RESULTS,
+        Stopwatch,
+        igraph_single_thread,
+        log,
+        machine_info,
+        machine_line,
+        make_settings,
+        markdown_table,
+        offline,
+        parse_overrides,
+        progress_printer,
+        write_outputs,
+    )
 
 offline()
 
-import hippo  # noqa: E402  (after offline(): the embedder must never reach a hub)
-from hippo.datasets import Dataset, Question, load_dataset  # noqa: E402
-from hippo.embed import Embedder, SentenceEmbedder  # noqa: E402
-from hippo.evaluation import recall_at  # noqa: E402
-from hippo.extract import Extractor, OpenIEImport, SpacyExtractor  # noqa: E402
-from hippo.memory.engine import Memory  # noqa: E402
-from hippo.memory.indexing import split_documents, validate_documents  # noqa: E402
-from hippo.store import SQLiteStore  # noqa: E402
+import hippo
+from hippo.datasets import Dataset, Question, load_dataset
+from hippo.embed import Embedder, backend_of, open_embedder
+from hippo.evaluation import recall_at
+from hippo.extract import Extractor, OpenIEImport, SpacyExtractor
+from hippo.ids import text_hash
+from hippo.memory.engine import Memory
+from hippo.memory.indexing import split_documents, validate_documents
+from hippo.store import SQLiteStore
+from hippo.store.base import vector_family
 
+# The tuning sets, reported together: a change that gains on one and loses on another shows at once.
+SETS = {"hipporag_musique_train100": "MuSiQue", "hipporag_hotpotqa_train100": "HotpotQA",
+        "hipporag_2wiki_tune500": "2Wiki"}
 KS = (1, 2, 5, 10)
 HITS = 10
 BASELINES = ("dense", "bm25", "hybrid")
 # Settings that change what indexing writes: a cache built under other values is another cache.
-INDEX_SETTINGS = ("synonym_threshold", "synonym_max_neighbors", "passage_chars", "embedding_model")
+INDEX_SETTINGS = ("synonym_threshold", "synonym_max_neighbors", "passage_chars", "embedding_model",
+                  "embedding_backend")
+# Extractors whose output changed since their caches were built: the cache name says which revision.
+# openie: paragraphs longer than passage_chars are matched chunk by chunk (issue 14), not sent to spaCy.
+EXTRACTOR_REVISION = {"openie": "openie-chunked"}
 
 # Recall@5 of a plain reference implementation on this machine (MiniLM, spaCy, no LLM filter), issue 4.
 REFERENCE_R5: dict[str, dict[str, str]] = {
@@ -72,28 +106,27 @@ REFERENCE_R5: dict[str, dict[str, str]] = {
 
 # name -> overrides. The defaults are picked from these rows, so each varies one thing.
 ABLATION: dict[str, dict[str, Any]] = {
-    "fact seeds only (share 1.0)": {"fact_seed_share": 1.0},
-    "entity seeds only (share 0.0)": {"fact_seed_share": 0.0},
-    "readout passage": {"passage_readout": "passage"},
+    # Issue 14's levers, each taken out alone; the first row is recall as it was before them.
+    "levers off (title seeds 0, no bridge)": {"title_weight": 0.0, "bridge_weight": 0.0},
+    "no title seeds": {"title_weight": 0.0},
+    "no bridge hop": {"bridge_weight": 0.0},
+    "title_weight 0.5": {"title_weight": 0.5},
+    "title_weight 2.0": {"title_weight": 2.0},
+    "bridge_weight 0.5": {"bridge_weight": 0.5},
+    "bridge_weight 2.0": {"bridge_weight": 2.0},
+    "bridge_passages 1": {"bridge_passages": 1},
+    "bridge_passages 5": {"bridge_passages": 5},
+    "bridge_top_k 10": {"bridge_top_k": 10},
+    "chain first hop as a fact query": {"hop_fact_queries": True},
+    # Read-outs (incidence now divided by entity strength), prior and seed mix.
     "readout incidence": {"passage_readout": "incidence"},
     "readout blend": {"passage_readout": "blend"},
-    "passage_weight 0.01": {"passage_weight": 0.01},
     "passage_weight 0.05": {"passage_weight": 0.05},
     "passage_weight 0.2": {"passage_weight": 0.2},
-    # Candidate defaults: the passage node's own mass read out, with a stronger dense prior.
-    "readout passage + pw 0.2": {"passage_readout": "passage", "passage_weight": 0.2},
-    "readout passage + pw 0.5": {"passage_readout": "passage", "passage_weight": 0.5},
-    "readout passage + pw 1.0": {"passage_readout": "passage", "passage_weight": 1.0},
-    "readout passage + pw 0.5 + share 0.25": {"passage_readout": "passage", "passage_weight": 0.5,
-                                              "fact_seed_share": 0.25},
-    # HippoRAG 1 linking: each query phrase seeds only its nearest entity.
-    "link_top_k 1": {"link_top_k": 1},
-    "link_top_k 1 + readout passage + pw 0.5": {"link_top_k": 1, "passage_readout": "passage",
-                                                "passage_weight": 0.5},
-    "link_top_k 1 + readout passage + pw 0.5 + share 0.25": {"link_top_k": 1, "passage_readout": "passage",
-                                                             "passage_weight": 0.5, "fact_seed_share": 0.25},
-    "link_top_k 1 + readout passage + pw 0.5 + share 0.0": {"link_top_k": 1, "passage_readout": "passage",
-                                                            "passage_weight": 0.5, "fact_seed_share": 0.0},
+    "no passage prior (graph only)": {"passage_weight": 0.0},
+    "no BM25 in the prior": {"keyword_prior_share": 0.0},
+    "fact seeds only (share 1.0)": {"fact_seed_share": 1.0},
+    "entity seeds only (share 0.0)": {"fact_seed_share": 0.0},
 }
 
 
@@ -129,6 +162,7 @@ class CachedEmbedder:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
+        self.backend = backend_of(inner)
         self._memo: dict[str, np.ndarray] = {}
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -140,6 +174,44 @@ class CachedEmbedder:
         return np.stack([self._memo[t] for t in texts])
 
 
+class ReusedVectors:
+    """An embedder that first looks a text up among the vectors of sibling caches.
+
+    A variant cache (another extractor revision, a chunking change) holds mostly
+    texts a sibling cache of the same set already embedded with the same model;
+    reading those vectors makes building it cost its new texts only. Only caches
+    whose bound model and vector family are this embedder's are read, and read-only.
+    """
+
+    def __init__(self, inner: Embedder, siblings: list[Path]) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.backend = backend_of(inner)
+        self._known: dict[str, np.ndarray] = {}
+        for path in siblings:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+                same_family = vector_family(meta.get("embedding_backend") or "torch") == vector_family(self.backend)
+                if (meta.get("embedding_model") == inner.name and meta.get("embedding_dim") == str(inner.dim)
+                        and same_family):
+                    for h, blob in db.execute("SELECT hash, vector FROM vectors"):
+                        self._known.setdefault(h, np.frombuffer(blob, dtype=np.float32))
+            except sqlite3.Error:
+                continue  # not a hippo cache, or one being written: embed instead
+            finally:
+                db.close()
+        self.reused = 0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        hashes = [text_hash(t) for t in texts]
+        missing = [t for t, h in zip(texts, hashes, strict=True) if h not in self._known]
+        fresh = dict(zip(missing, self.inner.encode(missing), strict=True)) if missing else {}
+        self.reused += len(texts) - len(missing)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([fresh[t] if t in fresh else self._known[h] for t, h in zip(texts, hashes, strict=True)])
+
+
 def question_type(question: Question) -> str:
     """MuSiQue ``3hop1`` -> ``3hop``; HotpotQA ``bridge``/``comparison`` as given; else ``all``."""
     match = re.match(r"(\d+hop)", question.type)
@@ -148,10 +220,13 @@ def question_type(question: Question) -> str:
 
 def cache_path(dataset: str, extractor: str, settings: hippo.Settings, cache_dir: Path) -> Path:
     model = re.sub(r"[^A-Za-z0-9._-]+", "_", settings.embedding_model)
+    if vector_family(settings.embedding_backend) != vector_family("torch"):  # ONNX fp32 = torch's vectors
+        model += f"-{settings.embedding_backend}"
     changed = {k: getattr(settings, k) for k in INDEX_SETTINGS
-               if getattr(settings, k) != hippo.Settings.model_fields[k].default and k != "embedding_model"}
+               if getattr(settings, k) != hippo.Settings.model_fields[k].default
+               and k not in ("embedding_model", "embedding_backend")}
     suffix = "-" + hashlib.sha1(json.dumps(changed, sort_keys=True).encode()).hexdigest()[:8] if changed else ""
-    return cache_dir / f"{dataset}-{extractor}-{model}{suffix}.db"
+    return cache_dir / f"{dataset}-{EXTRACTOR_REVISION.get(extractor, extractor)}-{model}{suffix}.db"
 
 
 def make_extractor(kind: str, dataset: Dataset) -> Extractor:
@@ -185,6 +260,7 @@ class IndexInfo:
     stats: dict[str, Any] = field(default_factory=dict)
     graph: dict[str, int] = field(default_factory=dict)
     openie_missed: int | None = None
+    openie_chunks: int | None = None  # passages matched as chunks of a longer OpenIE record
 
 
 def open_indexed(dataset: Dataset, kind: str, settings: hippo.Settings, embedder: Embedder,
@@ -196,12 +272,17 @@ def open_indexed(dataset: Dataset, kind: str, settings: hippo.Settings, embedder
     info = IndexInfo(path=str(path), reused=have == want, seconds=0.0)
     if have != want:
         extractor = make_extractor(kind, dataset)
+        siblings = [p for p in sorted(path.parent.glob(f"{dataset.name}-*.db")) if p != path]
+        reuse = ReusedVectors(embedder, siblings)
+        builder = Memory(memory.store, settings=settings, embedder=reuse)
         log(f"indexing {dataset.name} with {kind}: {want} passages ({have} cached) -> {path}")
         with Stopwatch() as watch:
-            result = memory.index(dataset.documents, extractor=extractor, progress=progress_printer(kind))
+            result = builder.index(dataset.documents, extractor=extractor, progress=progress_printer(kind))
+        log(f"  {reuse.reused} vectors reused from {len(siblings)} sibling cache(s)")
+        memory = Memory(memory.store, settings=settings, embedder=embedder)
         info.seconds, info.timings = watch.seconds, dict(result.timings)
         if isinstance(extractor, OpenIEImport):
-            info.openie_missed = extractor.missed
+            info.openie_missed, info.openie_chunks = extractor.missed, extractor.chunks
         log(f"  indexed in {watch.seconds:.0f}s: {result.timings}")
     else:
         log(f"reusing {path} ({have} passages)")
@@ -223,6 +304,11 @@ class MethodResult:
     seconds: float
     strategies: dict[str, int] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    latency_ms: list[float] = field(default_factory=list)  # recall without query embedding, per question
+
+    @property
+    def p50_ms(self) -> float:
+        return float(np.median(self.latency_ms)) if self.latency_ms else float("nan")
 
 
 def evaluate(name: str, extractor: str, dataset: Dataset, questions: Sequence[Question], rank: Ranker,
@@ -247,13 +333,18 @@ def evaluate(name: str, extractor: str, dataset: Dataset, questions: Sequence[Qu
     )
 
 
-def graph_ranker(memory: Memory) -> tuple[Ranker, Callable[[], str | None]]:
-    """``recall`` as a ranker, plus a getter for the strategy of the last call."""
+def graph_ranker(memory: Memory, latency: list[float] | None = None) -> tuple[Ranker, Callable[[], str | None]]:
+    """``recall`` as a ranker, plus a getter for the strategy of the last call.
+
+    ``latency`` collects each call's recall time without its query embedding (ms).
+    """
     last: dict[str, str] = {}
 
     def rank(query: str) -> list[hippo.Hit]:
         result = memory.recall(query, n=5, k=HITS)
         last["strategy"] = result.strategy
+        if latency is not None:
+            latency.append(1000 * (result.timings.get("total", 0.0) - result.timings.get("embed", 0.0)))
         return result.hits
 
     return rank, lambda: last.get("strategy")
@@ -262,7 +353,7 @@ def graph_ranker(memory: Memory) -> tuple[Ranker, Callable[[], str | None]]:
 def run_baselines(memory: Memory, dataset: Dataset, questions: Sequence[Question]) -> list[MethodResult]:
     results = []
     for mode in BASELINES:
-        rank: Ranker = lambda query, mode=mode: memory.retrieve(query, k=HITS, mode=mode)  # noqa: E731
+        rank: Ranker = lambda query, mode=mode: memory.retrieve(query, k=HITS, mode=mode)
         results.append(evaluate(mode, "–", dataset, questions, rank))
         log(f"  {mode}: R@5 {results[-1].recall[5]:.1f} ({results[-1].seconds:.1f}s)")
     return results
@@ -275,9 +366,10 @@ def run_variants(memory: Memory, kind: str, dataset: Dataset, questions: Sequenc
     for label, overrides in variants.items():
         settings = make_settings({**base, **overrides})
         variant = Memory(memory.store, settings=settings, embedder=memory.embedder)
-        rank, strategy = graph_ranker(variant)
+        latency: list[float] = []
+        rank, strategy = graph_ranker(variant, latency)
         result = evaluate(f"hippo: {label}", kind, dataset, questions, rank, strategy)
-        result.settings = overrides
+        result.settings, result.latency_ms = overrides, latency
         results.append(result)
         log(f"  {label}: R@2 {result.recall[2]:.1f} R@5 {result.recall[5]:.1f} ({result.seconds:.1f}s)")
     return results
@@ -374,9 +466,103 @@ def render(dataset: Dataset, results: list[MethodResult], ablation: list[MethodR
     return "\n".join(parts)
 
 
+def short_name(dataset: str) -> str:
+    return SETS.get(dataset, dataset)
+
+
+def _types(r: MethodResult) -> str:
+    return " · ".join(f"{t} {v:.1f}" for t, v in r.by_type.items())
+
+
+def _reference(run: SetRun, r: MethodResult) -> MethodResult | None:
+    """The default hippo row a variant is compared with (same set, same extractor)."""
+    return next((x for x in run.results if x.name == "hippo" and x.extractor == r.extractor), None)
+
+
+def render_summary(runs: list[SetRun], combined: dict[str, Any]) -> str:
+    """One table for every set: baselines and hippo at R@1/2/5/10, per-type R@5, ablation deltas."""
+    sizes = ", ".join(f"{short_name(r.dataset.name)} {len(r.questions)} questions / "
+                      f"{next(iter(r.indexes.values())).stats.get('passages') if r.indexes else 0} passages"
+                      for r in runs)
+    header = ["set", "method", "extractor", *(f"R@{k}" for k in KS), "R@2 − dense", "R@5 − dense",
+              "recall p50 ms*"]
+    rows = []
+    for run in runs:
+        dense = next((r for r in run.results if r.name == "dense"), None)
+        for r in run.results:
+            d2 = r.recall[2] - dense.recall[2] if dense and r is not dense else float("nan")
+            d5 = r.recall[5] - dense.recall[5] if dense and r is not dense else float("nan")
+            rows.append([short_name(run.dataset.name), r.name, r.extractor, *(r.recall[k] for k in KS),
+                         f"{d2:+.1f}" if d2 == d2 else "", f"{d5:+.1f}" if d5 == d5 else "",
+                         f"{r.p50_ms:.1f}" if r.latency_ms else ""])
+    parts = [
+        "# Quality: " + ", ".join(short_name(r.dataset.name) for r in runs),
+        "",
+        f"{sizes}. Recall@k of gold documents in the first k distinct documents of {HITS} hits (percent). "
+        f"Settings: `{json.dumps(combined['settings_overrides'])}` over hippo defaults. "
+        f"Machine: {machine_line(combined['machine'])}.",
+        "",
+        markdown_table(header, rows),
+        "",
+        "\\* recall p50 without the query embedding, milliseconds, measured in this run.",
+        "",
+        "## R@5 by question type",
+        "",
+        markdown_table(["set", "method", "extractor", "R@5 by type (n)"],
+                       [[short_name(run.dataset.name), r.name, r.extractor, _types(r)]
+                        for run in runs for r in run.results]),
+        "",
+        "Types (questions): " + "; ".join(
+            f"{short_name(run.dataset.name)} " + ", ".join(
+                f"{t} {n}" for t, n in sorted(defaultdict_count(question_type(q) for q in run.questions).items()))
+            for run in runs) + ".",
+    ]
+    if any(run.ablation for run in runs):
+        labels = list(dict.fromkeys((r.name, r.extractor) for run in runs for r in run.ablation))
+        sets = [run for run in runs if run.ablation]
+        head = ["variant", "extractor"]
+        for run in sets:
+            head += [f"{short_name(run.dataset.name)} R@2", "R@5", "ΔR@5"]
+        head += ["p50 ms*"]
+        table = []
+        for name, extractor in labels:
+            row: list[Any] = [name.removeprefix("hippo: "), extractor]
+            p50 = float("nan")
+            for run in sets:
+                found = next((r for r in run.ablation if (r.name, r.extractor) == (name, extractor)), None)
+                ref = _reference(run, found) if found else None
+                if found is None:
+                    row += ["", "", ""]
+                    continue
+                row += [found.recall[2], found.recall[5],
+                        f"{found.recall[5] - ref.recall[5]:+.1f}" if ref else ""]
+                if p50 != p50:
+                    p50 = found.p50_ms
+            table.append([*row, f"{p50:.1f}" if p50 == p50 else ""])
+        parts += ["", "## Ablation (graph recall on the same indexes; ΔR@5 against the default hippo row)", "",
+                  markdown_table(head, table)]
+    parts += ["", f"Command: `{combined['command']}`"]
+    return "\n".join(parts)
+
+
+def defaultdict_count(items) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for item in items:
+        counts[item] += 1
+    return counts
+
+
+def summary_record(runs: list[SetRun]) -> list[dict[str, Any]]:
+    return [{"set": run.dataset.name, "method": r.name, "extractor": r.extractor,
+             "recall": {f"R@{k}": v for k, v in r.recall.items()}, "r5_by_type": r.by_type,
+             "recall_p50_ms_without_embedding": r.p50_ms if r.latency_ms else None}
+            for run in runs for r in [*run.results, *run.ablation]]
+
+
 def as_record(r: MethodResult) -> dict[str, Any]:
     return {"method": r.name, "extractor": r.extractor, "recall": {f"R@{k}": v for k, v in r.recall.items()},
             "r5_by_type": r.by_type, "seconds": r.seconds, "strategies": r.strategies, "settings": r.settings,
+            "recall_p50_ms_without_embedding": r.p50_ms if r.latency_ms else None,
             "per_question": r.per_question}
 
 
@@ -385,93 +571,144 @@ def as_record(r: MethodResult) -> dict[str, Any]:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", default="hipporag_musique_train100",
-                        help="folder under $HIPPO_DATASETS (../shared/datasets) or a path")
+    parser.add_argument("--datasets", default=",".join(SETS),
+                        help="comma-separated folders under $HIPPO_DATASETS (../shared/datasets) or paths; "
+                             "default: the three tuning sets, reported in one table")
+    parser.add_argument("--dataset", help="one set only (same as --datasets NAME)")
     parser.add_argument("--extractor", choices=("spacy", "openie", "both"), default="both")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a hippo setting for every method (repeatable)")
-    parser.add_argument("--quick", type=int, metavar="N", help="only the first N questions")
+    parser.add_argument("--quick", type=int, metavar="N", help="only the first N questions of each set")
     parser.add_argument("--ablation", action="store_true", help="also graph recall under settings variants")
     parser.add_argument("--solvers", action="store_true",
                         help="also exact PPR with the full prior (today's engine), exact with the top-M prior, "
                              "and local push, with their top-10 overlap (issue 13)")
     parser.add_argument("--grid", action="store_true",
                         help="with --ablation: the full seed-mix x read-out x passage-weight grid")
+    parser.add_argument("--only", action="append", default=[], metavar="LABEL",
+                        help="with --ablation: only the variants whose label contains LABEL (repeatable)")
     parser.add_argument("--cache-dir", type=Path, default=CACHE)
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON and Markdown go")
     parser.add_argument("--smoke", action="store_true",
                         help="seconds-long check on hipporag_sample, in a temporary folder (for CI)")
     args = parser.parse_args(argv)
+    if args.dataset:
+        args.datasets = args.dataset
     if args.smoke:
-        args.dataset, args.ablation, args.solvers = "hipporag_sample", True, True
+        args.datasets, args.ablation, args.solvers = "hipporag_sample", True, True
         scratch = Path(tempfile.mkdtemp(prefix="hippo-bench-"))
         args.cache_dir, args.out = scratch / "cache", scratch
+    args.datasets = [d for d in args.datasets.split(",") if d.strip()]
     return args
+
+
+@dataclass
+class SetRun:
+    """Everything measured on one dataset."""
+
+    dataset: Dataset
+    questions: list[Question]
+    results: list[MethodResult]
+    ablation: list[MethodResult]
+    indexes: dict[str, IndexInfo]
+    solvers: dict[str, Any] = field(default_factory=dict)  # --solvers: per extractor, overlap and latency
+
+
+def variants_of(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    variants = ablation_grid() if args.grid else ABLATION
+    if args.only:
+        variants = {k: v for k, v in variants.items() if any(o in k for o in args.only)}
+    return variants
+
+
+def run_set(name: str, args: argparse.Namespace, overrides: dict[str, Any], settings: hippo.Settings,
+            embedder: Embedder) -> SetRun:
+    dataset = load_dataset(name)
+    questions = dataset.questions[: args.quick] if args.quick else dataset.questions
+    log(f"{dataset.name}: {len(dataset.documents)} documents, {len(questions)} questions")
+    results: list[MethodResult] = []
+    ablation: list[MethodResult] = []
+    indexes: dict[str, IndexInfo] = {}
+    solvers: dict[str, Any] = {}
+    for kind in extractor_kinds(args.extractor, dataset):
+        path = cache_path(dataset.name, kind, settings, args.cache_dir)
+        memory, indexes[kind] = open_indexed(dataset, kind, settings, embedder, path)
+        if not results:  # baselines read passages only: the extractor does not change them
+            results += run_baselines(memory, dataset, questions)
+        latency: list[float] = []
+        rank, strategy = graph_ranker(memory, latency)
+        results.append(evaluate("hippo", kind, dataset, questions, rank, strategy))
+        results[-1].latency_ms = latency
+        log(f"  hippo ({kind}): R@2 {results[-1].recall[2]:.1f} R@5 {results[-1].recall[5]:.1f} "
+            f"({results[-1].seconds:.1f}s)")
+        if args.ablation:
+            ablation += run_variants(memory, kind, dataset, questions, overrides, variants_of(args))
+        if args.solvers:
+            arms, solvers[kind] = run_solvers(memory, kind, dataset, questions, overrides)
+            results += arms
+        memory.close()
+    return SetRun(dataset=dataset, questions=questions, results=results, ablation=ablation, indexes=indexes,
+                  solvers=solvers)
+
+
+def set_record(run: SetRun, overrides: dict[str, Any], settings: hippo.Settings, machine: dict[str, Any],
+               command: str) -> dict[str, Any]:
+    return {
+        "dataset": run.dataset.name,
+        "n_questions": len(run.questions),
+        "n_passages": next(iter(run.indexes.values())).stats.get("passages") if run.indexes else 0,
+        "questions_used": [question_type(q) for q in run.questions],
+        "settings_overrides": overrides,
+        "settings": settings.model_dump(mode="json"),
+        "hits": HITS,
+        "results": [as_record(r) for r in run.results],
+        "ablation": [as_record(r) for r in run.ablation],
+        "solvers": run.solvers,
+        "indexes": {k: vars(v) for k, v in run.indexes.items()},
+        "reference_r5": REFERENCE_R5.get(run.dataset.name),
+        "machine": machine,
+        "command": command,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     overrides = parse_overrides(args.overrides)
     settings = make_settings(overrides)
-    dataset = load_dataset(args.dataset)
-    questions = dataset.questions[: args.quick] if args.quick else dataset.questions
-    log(f"{dataset.name}: {len(dataset.documents)} documents, {len(questions)} questions")
+    command = "python benchmarks/quality.py " + " ".join(sys.argv[1:] if argv is None else argv)
 
     # Quality does not depend on threads; igraph's OpenMP team only stalls PPR on 2 cores.
     with Stopwatch() as total, igraph_single_thread():
         with Stopwatch() as load:
-            embedder = CachedEmbedder(SentenceEmbedder(settings.embedding_model,
-                                                       batch_size=settings.embedding_batch_size))
+            embedder = CachedEmbedder(open_embedder(settings))
         log(f"embedder loaded in {load.seconds:.1f}s")
-        results: list[MethodResult] = []
-        ablation: list[MethodResult] = []
-        indexes: dict[str, IndexInfo] = {}
-        solvers: dict[str, Any] = {}
-        for kind in extractor_kinds(args.extractor, dataset):
-            path = cache_path(dataset.name, kind, settings, args.cache_dir)
-            memory, indexes[kind] = open_indexed(dataset, kind, settings, embedder, path)
-            if not results:  # baselines read passages only: the extractor does not change them
-                results += run_baselines(memory, dataset, questions)
-            rank, strategy = graph_ranker(memory)
-            results.append(evaluate("hippo", kind, dataset, questions, rank, strategy))
-            log(f"  hippo ({kind}): R@5 {results[-1].recall[5]:.1f} ({results[-1].seconds:.1f}s)")
-            if args.ablation:
-                variants = ablation_grid() if args.grid else ABLATION
-                ablation += run_variants(memory, kind, dataset, questions, overrides, variants)
-            if args.solvers:
-                arms, solvers[kind] = run_solvers(memory, kind, dataset, questions, overrides)
-                results += arms
-            memory.close()
+        runs = [run_set(name, args, overrides, settings, embedder) for name in args.datasets]
 
-    record: dict[str, Any] = {
-        "dataset": dataset.name,
-        "n_questions": len(questions),
-        "n_passages": next(iter(indexes.values())).stats.get("passages") if indexes else 0,
-        "questions_used": [question_type(q) for q in questions],
-        "settings_overrides": overrides,
-        "settings": settings.model_dump(mode="json"),
-        "hits": HITS,
-        "results": [as_record(r) for r in results],
-        "ablation": [as_record(r) for r in ablation],
-        "solvers": solvers,
-        "indexes": {k: vars(v) for k, v in indexes.items()},
-        "reference_r5": REFERENCE_R5.get(dataset.name),
-        "wall_seconds": {"total": total.seconds, "embedder_load": load.seconds},
-        "machine": machine_info(),
-        "command": "python benchmarks/quality.py " + " ".join(sys.argv[1:] if argv is None else argv),
-    }
-    markdown = render(dataset, results, ablation, indexes, record)
-    # A plain or --ablation run is the dataset's record (--ablation is a superset); partial or
-    # tweaked runs get their own file so they never overwrite it.
+    machine = machine_info()
+    # A plain or --ablation run is the record (--ablation is a superset); partial or tweaked
+    # runs get their own files so they never overwrite it.
     suffix = "-grid" if args.grid else ""
     suffix += "-solvers" if args.solvers and not args.ablation else ""
     suffix += f"-quick{args.quick}" if args.quick else ""
+    suffix += "-only-" + hashlib.sha1("|".join(args.only).encode()).hexdigest()[:8] if args.only else ""
     if overrides:
         suffix += "-set-" + hashlib.sha1(json.dumps(overrides, sort_keys=True).encode()).hexdigest()[:8]
-    json_path, md_path = write_outputs(f"quality-{dataset.name}{suffix}", record, markdown, args.out)
+    records = []
+    for run in runs:
+        record = set_record(run, overrides, settings, machine, command)
+        record["wall_seconds"] = {"total": total.seconds, "embedder_load": load.seconds}
+        records.append(record)
+        write_outputs(f"quality-{run.dataset.name}{suffix}", record,
+                      render(run.dataset, run.results, run.ablation, run.indexes, record), args.out)
+    combined = {"sets": [r["dataset"] for r in records], "settings_overrides": overrides, "machine": machine,
+                "command": command, "wall_seconds": total.seconds, "summary": summary_record(runs),
+                "records": records}
+    markdown = render_summary(runs, combined)
+    stem = "quality" if len(runs) > 1 else f"quality-{runs[0].dataset.name}-summary"
+    json_path, md_path = write_outputs(stem + suffix, combined, markdown, args.out)
     print(markdown)
     log(f"wrote {json_path} and {md_path} ({total.seconds:.0f}s)")
-    return record
+    return records[0] if len(records) == 1 else combined
 
 
 if __name__ == "__main__":

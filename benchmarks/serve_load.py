@@ -159,6 +159,23 @@ def memory_documents(target: int) -> tuple[list[Any], list[str], dict[str, int]]
 MODEL = "all-MiniLM-L6-v2"
 
 
+def vector_family(backend_name: str) -> str:
+    from hippo.store.base import vector_family as family
+
+    return family(backend_name)
+
+
+def backend() -> str:
+    from hippo import Settings
+
+    return Settings().embedding_backend
+
+
+def model_tag() -> str:
+    """Caches of torch's vectors (torch, ONNX fp32) keep their old names; int8's say so."""
+    return MODEL if vector_family(backend()) == vector_family("torch") else f"{MODEL}-{backend()}"
+
+
 def seed_vector_cache(path: Path) -> int:
     """Copy the vectors other benchmarks already computed with the same model into a new store.
 
@@ -173,10 +190,11 @@ def seed_vector_cache(path: Path) -> int:
     SQLiteStore(path).close()  # the schema
     copied = 0
     with sqlite3.connect(path) as db:
-        for source in sorted(CACHE.glob(f"hipporag_*-spacy-{MODEL}.db")):
+        for source in sorted(CACHE.glob(f"hipporag_*-spacy-{model_tag()}.db")):
             db.execute("ATTACH DATABASE ? AS source", (str(source),))
-            model = db.execute("SELECT value FROM source.meta WHERE key = 'embedding_model'").fetchone()
-            if model and model[0] == MODEL:
+            meta = dict(db.execute("SELECT key, value FROM source.meta WHERE key LIKE 'embedding_%'").fetchall())
+            family = vector_family(meta.get("embedding_backend", "torch"))
+            if meta.get("embedding_model") == MODEL and family == vector_family(backend()):
                 before = db.total_changes
                 db.execute("INSERT OR IGNORE INTO vectors (hash, vector) SELECT hash, vector FROM source.vectors")
                 copied += db.total_changes - before
@@ -364,7 +382,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         runs = [measure("default", store, configs[0][1], questions, [1, 4], {1: 8, 4: 16}, 20.0, documents)]
     else:
         out_dir = RESULTS
-        path = CACHE / f"serve_load-{args.passages // 1000}k-{MODEL}.db"
+        path = CACHE / f"serve_load-{args.passages // 1000}k-{model_tag()}.db"
         memory = build_cache(path, args.passages)
         if args.build_only:
             log(json.dumps({k: v for k, v in memory.items() if k != "questions"}))

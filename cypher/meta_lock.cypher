@@ -4,4 +4,5 @@
 MERGE (m:Meta {id: $meta})
   ON CREATE SET m.revision = 0, m.seq = 0, m.schema_version = $schema_version
 SET m.seq = coalesce(m.seq, 0)
-RETURN m.revision AS revision, m.seq AS seq, m.embedding_model AS model, m.embedding_dim AS dim
+RETURN m.revision AS revision, m.seq AS seq, m.embedding_model AS model, m.embedding_dim AS dim,
+       m.embedding_backend AS backend, m.staged_embedding AS staged

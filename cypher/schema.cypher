@@ -5,6 +5,8 @@ CREATE CONSTRAINT document_id IF NOT EXISTS FOR (n:Document) REQUIRE n.id IS UNI
 CREATE CONSTRAINT passage_id IF NOT EXISTS FOR (n:Passage) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT vector_hash IF NOT EXISTS FOR (n:Vector) REQUIRE n.hash IS UNIQUE;
+// Vectors of a re-embedding (`hippo reembed`) until they are swapped in.
+CREATE CONSTRAINT staged_vector_hash IF NOT EXISTS FOR (n:StagedVector) REQUIRE n.hash IS UNIQUE;
 // The key-value area: id is namespace + NUL + key.
 CREATE CONSTRAINT value_id IF NOT EXISTS FOR (n:Value) REQUIRE n.id IS UNIQUE;
 // A fact is one (:Entity)-[:RELATES]->(:Entity) relationship; its id is unique too.
@@ -16,15 +18,38 @@ CREATE INDEX document_space IF NOT EXISTS FOR (n:Document) ON (n.space);
 CREATE INDEX passage_doc IF NOT EXISTS FOR (n:Passage) ON (n.doc_id);
 CREATE INDEX entity_name IF NOT EXISTS FOR (n:Entity) ON (n.name);
 CREATE INDEX fact_passage IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.passage_id);
+// A record's vector is the (:Vector {hash}) whose hash is its embed_hash; these make the way back
+// from a vector-index hit to its records an index lookup too.
+CREATE INDEX passage_embed_hash IF NOT EXISTS FOR (n:Passage) ON (n.embed_hash);
+CREATE INDEX entity_embed_hash IF NOT EXISTS FOR (n:Entity) ON (n.embed_hash);
+CREATE INDEX fact_embed_hash IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.embed_hash);
 // Keyword search (BM25 in Lucene). standard-folding: lower case, diacritics removed, no stop words,
 // like the embedded store's FTS5 unicode61 tokenizer with remove_diacritics.
 CREATE FULLTEXT INDEX passage_text IF NOT EXISTS FOR (n:Passage) ON EACH [n.title, n.text]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-folding'}};
-// Property keys that may exist on no record yet (forgotten passages, an unbound model):
-// registering them keeps the server from warning "property key does not exist".
+// Labels, relationship types and property keys that may exist on no record yet (a new store,
+// forgotten passages, an unbound model): registering them keeps the server (and the Browser)
+// from warning "... does not exist".
 CALL db.createProperty('forgotten_at');
 CALL db.createProperty('forgotten_reason');
 CALL db.createProperty('kind');
 CALL db.createProperty('embedding_model');
 CALL db.createProperty('embedding_dim');
+CALL db.createProperty('embedding_backend');
+CALL db.createProperty('staged_embedding');
 CALL db.createProperty('embedding');
+CALL db.createProperty('page');
+CALL db.createProperty('headings');
+CALL db.createLabel('PassageVector');
+CALL db.createLabel('EntityVector');
+CALL db.createLabel('FactVector');
+CALL db.createRelationshipType('HAS_PASSAGE');
+CALL db.createRelationshipType('MENTIONS');
+CALL db.createRelationshipType('RELATES');
+CALL db.createRelationshipType('SYNONYM');
+CALL db.createProperty('score');
+CALL db.createProperty('embed_hash');
+CALL db.createProperty('vector');
+CALL db.createProperty('source');
+CALL db.createProperty('meta');
+CALL db.createProperty('version');

@@ -1,7 +1,8 @@
 // New passages only (the caller filtered stored ids under the meta lock), each
 // hung from its document. A passage whose document is not stored matches no row:
 // the caller compares `created` with what it sent and aborts the transaction.
-// $rows: [{doc_id, seq, props: {id, doc_id, index, title, text, name, space, version, embed_hash}}]
+// $rows: [{doc_id, seq, props: {id, doc_id, index, title, text, name, space, version, embed_hash,
+//                          source, page, headings}}]   (source, page, headings may be null: not set)
 UNWIND $rows AS row
 MATCH (d:Document {id: row.doc_id})
 CREATE (d)-[:HAS_PASSAGE]->(p:Passage)

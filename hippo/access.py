@@ -10,29 +10,24 @@ on writes. This module decides those sets for a principal:
   (``group:<name>``) or everyone (``*``);
 - ``admin`` reads and writes every space.
 
-Over HTTP the principal comes from an API key (``principal_for_key``); keys are
-kept as sha256 hashes, in a TOML/JSON file (``HIPPO_API_KEYS``) or in the
-store's key-value area (``KeyRing.issue``). ``ScopedMemory`` enforces all of
-this on every call and hands the engine only what the principal may see.
+Over HTTP the principal comes from an API key (``hippo.keys``). Space names follow
+one pattern (``hippo.spaces``). ``ScopedMemory`` enforces all of this on every
+call and hands the engine only what the principal may see.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import re
-import secrets
-import tomllib
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from hippo.errors import AccessDenied, InvalidInput, NotFound
+from hippo.memory.inputs import target_uid
 from hippo.models import DEFAULT_SPACE, Hit, RecallResult
+from hippo.spaces import check_name, check_space, session_space, user_space
 
 if TYPE_CHECKING:
     from hippo.memory import Memory
@@ -44,35 +39,8 @@ ALL_SCOPES: frozenset[str] = frozenset({"read", "write", "forget", "admin"})
 DEFAULT_SCOPES: frozenset[str] = frozenset({"read", "write", "forget"})
 
 ORG = DEFAULT_SPACE
-KEY_NAMESPACE = "hippo.access.keys"  # sha256(key) -> KeyRecord JSON
 SESSION_NAMESPACE = "hippo.access.sessions"  # session id -> owner user id
-KEY_PREFIX = "hk_"
-MAX_NAME = 200
 MAX_CLEAR = 1_000_000  # documents one clear call may tombstone
-_NAME = re.compile(r"^[^\x00-\x1f\x7f]+$")
-
-
-def _check_name(field: str, value: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(field, "is empty")
-    if len(value) > MAX_NAME:
-        raise InvalidInput(field, f"has {len(value)} characters; the limit is {MAX_NAME}", limit=MAX_NAME)
-    if not _NAME.match(value):
-        raise InvalidInput(field, "contains control characters")
-    return value
-
-
-def user_space(user_id: str) -> str:
-    return f"user:{_check_name('user_id', user_id)}"
-
-
-def session_space(session_id: str) -> str:
-    return f"session:{_check_name('session_id', session_id)}"
-
-
-def key_hash(key: str) -> str:
-    """The form a key is kept in: sha256 hex of its UTF-8 bytes."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 # --- principals -------------------------------------------------------------------
@@ -96,7 +64,7 @@ class Principal(BaseModel):
     @field_validator("user_id")
     @classmethod
     def _user_id(cls, value: str) -> str:
-        return _check_name("user_id", value)
+        return check_name("user_id", value)
 
     @property
     def is_admin(self) -> bool:
@@ -140,6 +108,11 @@ class Grant(BaseModel):
     read: list[str] = Field(default_factory=list)
     write: list[str] = Field(default_factory=list)
 
+    @field_validator("space")
+    @classmethod
+    def _space(cls, value: str) -> str:
+        return check_space("space", value)
+
     def admits(self, members: list[str], user_id: str, groups: frozenset[str]) -> bool:
         return any(m == "*" or m == f"user:{user_id}" or (m.startswith("group:") and m[6:] in groups)
                    for m in members)
@@ -156,9 +129,10 @@ def derive_principal(user_id: str, *, groups: Iterable[str] = (), scopes: Iterab
     unknown = set(scopes) - ALL_SCOPES
     if unknown:
         raise InvalidInput("scopes", f"unknown scope(s) {sorted(unknown)}; allowed: {sorted(ALL_SCOPES)}")
-    group_set = frozenset(groups)
+    group_set = frozenset(check_name("groups", g) for g in groups)
     home = user_space(user_id)
     sessions_spaces = {session_space(s) for s in sessions}
+    read, write = [check_space("read", s) for s in read], [check_space("write", s) for s in write]
     writable = {home, *sessions_spaces, *write}
     readable = {ORG, home, *sessions_spaces, *read}
     for grant in grants:
@@ -187,141 +161,6 @@ def require(principal: Principal, right: Scope, space: str) -> None:
     if not allowed:
         missing = right if principal.has_scope(right) else f"{right} (the key has no {right!r} scope)"
         raise AccessDenied(space, missing, who=principal.user_id)
-
-
-# --- API keys -----------------------------------------------------------------------
-
-
-class KeyRecord(BaseModel):
-    """One API key as stored: its hash and the principal it stands for."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    sha256: str
-    user: str
-    groups: list[str] = Field(default_factory=list)
-    scopes: list[Scope] = Field(default_factory=lambda: sorted(DEFAULT_SCOPES))
-    read: list[str] = Field(default_factory=list)
-    write: list[str] = Field(default_factory=list)
-    label: str | None = None
-
-    @field_validator("sha256")
-    @classmethod
-    def _hex(cls, value: str) -> str:
-        value = value.strip().lower()
-        if not re.fullmatch(r"[0-9a-f]{64}", value):
-            raise ValueError("must be the 64 hex digits of sha256(key)")
-        return value
-
-
-class KeyFile(BaseModel):
-    """The API key file: ``[[keys]]`` and ``[[grants]]`` tables (TOML) or the same in JSON."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    keys: list[KeyRecord] = Field(default_factory=list)
-    grants: list[Grant] = Field(default_factory=list)
-
-
-def read_key_file(path: str | Path) -> KeyFile:
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InvalidInput("api_keys", f"cannot read {path}: {exc.strerror or exc}") from exc
-    try:
-        data: Any = tomllib.loads(raw.decode("utf-8")) if path.suffix == ".toml" else json.loads(raw)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput("api_keys", f"{path} is not valid {'TOML' if path.suffix == '.toml' else 'JSON'}: "
-                                       f"{exc}") from exc
-    try:
-        return KeyFile.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise InvalidInput(f"api_keys:{loc}", f"{first['msg']} (in {path})") from exc
-
-
-class KeyRing:
-    """API keys from a file and/or a store's key-value area, looked up by hash.
-
-    The store is read on every lookup, so keys issued by another process are
-    honoured at once and revoked ones stop working at once.
-    """
-
-    def __init__(self, file: KeyFile | None = None, store: Any = None) -> None:
-        self.file = file or KeyFile()
-        self.store = store
-        self._by_hash = {record.sha256: record for record in self.file.keys}
-
-    @classmethod
-    def from_settings(cls, settings: Any = None, store: Any = None) -> KeyRing:
-        from hippo.config import Settings
-
-        settings = settings or Settings()
-        path = getattr(settings, "api_keys", None)
-        return cls(read_key_file(path) if path else None, store)
-
-    @property
-    def grants(self) -> list[Grant]:
-        return self.file.grants
-
-    def _stored(self, digest: str) -> KeyRecord | None:
-        if self.store is None or not hasattr(self.store, "get_values"):
-            return None
-        raw = self.store.get_values(KEY_NAMESPACE, [digest]).get(digest)
-        return KeyRecord.model_validate_json(raw) if raw else None
-
-    def record_for_key(self, key: str) -> KeyRecord | None:
-        if not isinstance(key, str) or not key:
-            return None
-        digest = key_hash(key)
-        return self._by_hash.get(digest) or self._stored(digest)
-
-    def principal_for_key(self, key: str, *, sessions: Iterable[str] = ()) -> Principal | None:
-        """The principal an API key stands for, or None for an unknown key."""
-        record = self.record_for_key(key)
-        if record is None:
-            return None
-        return derive_principal(record.user, groups=record.groups, scopes=record.scopes, grants=self.grants,
-                                sessions=sessions, read=record.read, write=record.write)
-
-    def issue(self, user_id: str, *, scopes: Iterable[str] = DEFAULT_SCOPES, groups: Iterable[str] = (),
-              read: Iterable[str] = (), write: Iterable[str] = (), label: str | None = None) -> str:
-        """Create a key in the store; returns the key itself, which is never stored."""
-        if self.store is None:
-            raise InvalidInput("store", "keys can only be issued into a store (file keys are written by hand)")
-        derive_principal(user_id, scopes=scopes)  # validates user id and scopes
-        key = KEY_PREFIX + secrets.token_urlsafe(32)
-        record = KeyRecord(sha256=key_hash(key), user=user_id, groups=sorted(groups), scopes=sorted(scopes),
-                           read=sorted(read), write=sorted(write), label=label)
-        self.store.put_values(KEY_NAMESPACE, {record.sha256: record.model_dump_json()})
-        return key
-
-    def revoke(self, key: str) -> bool:
-        """Remove a store key; True when it existed there."""
-        digest = key_hash(key)
-        if self._stored(digest) is None:
-            return False
-        self.store.put_values(KEY_NAMESPACE, {digest: None})
-        return True
-
-
-def key_from_headers(headers: Mapping[str, str] | None) -> str | None:
-    """The API key a request carries: ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``."""
-    if not headers:
-        return None
-    lowered = {k.lower(): v for k, v in headers.items()}
-    auth = lowered.get("authorization", "")
-    if auth[:7].lower() == "bearer " and auth[7:].strip():
-        return auth[7:].strip()
-    key = lowered.get("x-api-key", "").strip()
-    return key or None
-
-
-def principal_for_key(key: str, *, settings: Any = None, store: Any = None) -> Principal | None:
-    """The principal of an API key (file ``HIPPO_API_KEYS`` first, then the store), or None."""
-    return KeyRing.from_settings(settings, store).principal_for_key(key)
 
 
 # --- sessions -------------------------------------------------------------------------
@@ -475,15 +314,15 @@ class ScopedMemory:
         return self.memory.memories(spaces=self._readable(spaces), **options)
 
     def history(self, custom_id: str | None = None, *, uid: str | None = None, space: str | None = None) -> list[Any]:
-        if uid is not None:
+        uid, named_in = target_uid(uid, custom_id, space or self.principal.home)
+        if named_in is None:
             record = self._record(uid)
             if record is None:
                 raise self._not_found(uid)
-            return self.memory.history(uid=uid, space=record[1])
-        space = space or self.principal.home
-        if not self.principal.can_read(space):
-            raise NotFound(f"custom_id: no memory {custom_id!r} in space {space!r}")
-        return self.memory.history(custom_id, space=space)
+            return self.memory.history(uid=uid)
+        if not self.principal.can_read(named_in):
+            raise NotFound(f"custom_id: no memory {custom_id!r} in space {named_in!r}")
+        return self.memory.history(custom_id, space=named_in)
 
     def get_remember_instructions(self, space: str | None = None) -> str | None:
         space = space or self.principal.home
@@ -510,30 +349,31 @@ class ScopedMemory:
     # -- writing -------------------------------------------------------------------
 
     def index(self, documents: Iterable[Any], *, space: str | None = None, **options: Any) -> Any:
-        """Index documents; every target space must be writable, or nothing is written."""
-        from hippo.memory.indexing import validate_documents
+        """Index documents; every target space must be writable, or nothing is written.
+
+        A caller's ids are owned by their space (``hippo.spaces``), so the same id in a
+        space the caller cannot see is another document and is never confirmed.
+        """
+        from hippo.memory.indexing import assign_ids, validate_documents
 
         docs = validate_documents(documents, self.memory.settings, space)
         for doc in docs:
             self._require("write", doc.space)
+        docs = assign_ids(docs, self.memory.store)
         self._check_ids_free(docs)
         return self.memory.index(docs, **options)
 
     def _check_ids_free(self, docs: list[Any]) -> None:
-        """Indexing an id that is stored in a space the caller cannot write would rewrite
-        that document (or move its record into the caller's space): refuse before anything
-        is written. Ids derived from title and text collide too when two spaces hold the
-        same document, so both kinds are checked."""
-        from hippo.ids import document_id
-
-        ids = {doc.id or document_id(doc.title, doc.text, doc.space): i for i, doc in enumerate(docs)}
-        for record in self.memory.store.documents(list(ids)):
-            if self.principal.can_write(record.space):
+        """An ``org`` id stored in another space before ids were owned by their space
+        (older stores) would move that record: refuse before anything is written."""
+        ids = {doc.id: i for i, doc in enumerate(docs) if doc.id is not None}
+        for record in self.memory.store.documents(list(ids)) if ids else []:
+            if record.space == docs[ids[record.id]].space or self.principal.can_write(record.space):
                 continue
-            where = f"documents[{ids[record.id]}]"
             if self.principal.can_read(record.space):
                 raise AccessDenied(record.space, "write", who=self.principal.user_id)
-            raise InvalidInput(f"{where}.id", "names a stored document you may not write; give it another id")
+            raise InvalidInput(f"documents[{ids[record.id]}].id", "names a stored document you may not write; "
+                                                                 "give it another id")
 
     def remember(self, text: str, *, space: str | None = None, **options: Any) -> Any:
         space = space or self.principal.home
@@ -547,22 +387,26 @@ class ScopedMemory:
 
     def forget(self, uid: str | None = None, *, custom_id: str | None = None, space: str | None = None,
                **options: Any) -> Any:
-        if uid is not None:
+        """Forget by uid or custom id (or both, naming the same memory). What the result lists
+        as leaving the graph is what leaves this principal's view, nothing about other spaces."""
+        uid, named_in = target_uid(uid, custom_id, space or self.principal.home)
+        if named_in is None:
             record = self._record(uid)
             if record is None:
                 raise self._not_found(uid)
-            self._require("forget", record[1])
-            return self.memory.forget(uid, space=record[1], **options)
-        space = space or self.principal.home
-        self._require("forget", space)
-        return self.memory.forget(custom_id=custom_id, space=space, **options)
+            named_in = record[1]
+            self._require("forget", named_in)
+            return self.memory.forget(uid, spaces=self.principal.read_spaces(), **options)
+        self._require("forget", named_in)
+        return self.memory.forget(custom_id=custom_id, space=named_in, spaces=self.principal.read_spaces(),
+                                  **options)
 
     def restore(self, uid: str) -> Any:
         record = self._record(uid)
         if record is None:
             raise self._not_found(uid)
         self._require("forget", record[1])
-        return self.memory.restore(uid)
+        return self.memory.restore(uid, spaces=self.principal.read_spaces())
 
     def delete_documents(self, ids: Iterable[str], *, reason: str | None = None) -> int:
         """Tombstone documents. Ids the principal cannot read count as absent (not errors)."""

@@ -1,4 +1,5 @@
-"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, demo."""
+"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, reembed, demo,
+doctor."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from packages, never
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from hippo.errors import HippoError, InvalidInput
+from hippo.cli_keys import keys_app
+from hippo.cli_serve import mcp, serve
+from hippo.errors import HippoError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 out = Console()
@@ -31,12 +35,12 @@ JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of 
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False)
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 
 @contextmanager
-def _memory(store: str | None) -> Iterator[Any]:
+def _memory(store: Any) -> Iterator[Any]:
     with err.status("loading models..."):
         from hippo.memory import Memory
 
@@ -54,33 +58,27 @@ def _with_memory(store: str | None, work: Callable[[Any], T]) -> T:
         raise _fail(str(exc)) from None
 
 
-def _read_documents(path: Path) -> list[Any]:
-    from hippo.datasets import corpus_documents, read_json
+def _read_files(paths: list[Path], space: str | None) -> Any:
+    """Every supported file under ``paths``, with a bar advancing per file; a bad file is one error."""
+    from hippo.config import Settings
+    from hippo.documents import read_paths
+    from hippo.memory.indexing import validate_documents
 
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.suffix in {".json", ".jsonl", ".txt", ".md"})
-        return [doc for f in files for doc in _read_documents(f)]
-    if not path.exists():
-        raise InvalidInput("path", f"{path} does not exist")
-    if path.suffix == ".json":
-        return corpus_documents(read_json(path), source=path.name)
-    if path.suffix == ".jsonl":
-        rows = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise InvalidInput("path", f"{path} line {n} is not valid JSON: {exc.msg}") from exc
-        return corpus_documents(rows, source=path.name)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput("path", f"{path} is not valid UTF-8 (byte {exc.start})") from exc
-    return corpus_documents([{"title": path.stem, "text": text}], source=path.name)
+    settings = Settings()
+    with Progress(TextColumn("{task.description:>10}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
+                  TextColumn("[dim]{task.fields[file]}"), console=err, transient=True) as bar:
+        task = bar.add_task("read", total=None, file="")
+
+        def on_file(path: Path, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, file=path.name)
+
+        return read_paths(paths, space=space, on_file=on_file,
+                          check=lambda docs: validate_documents(docs, settings, space))
 
 
-def _index(memory: Any, documents: list[Any], *, space: str | None = None, extractor: Any = None) -> Any:
+@contextmanager
+def _progress() -> Iterator[Callable[[str, int, int], None]]:
+    """A ``progress(stage, done, total)`` callback drawing one bar per stage on stderr."""
     with Progress(TextColumn("{task.description:>10}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as bar:
         tasks: dict[str, Any] = {}
@@ -90,35 +88,57 @@ def _index(memory: Any, documents: list[Any], *, space: str | None = None, extra
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
+        yield progress
+
+
+def _index(memory: Any, documents: list[Any], *, space: str | None = None, extractor: Any = None) -> Any:
+    with _progress() as progress:
         return memory.index(documents, space=space, extractor=extractor, progress=progress)
 
 
 @app.command()
 def index(
-    paths: Annotated[list[Path], typer.Argument(help="JSON ([{title,text}]), JSONL, .txt/.md files or folders")],
+    paths: Annotated[list[Path], typer.Argument(help="files and folders: PDF, HTML, DOCX, PPTX, Markdown, text, "
+                                                     "JSON ([{title,text}]) and JSONL corpora")],
     store: StoreOption = None,
     space: Annotated[str | None, typer.Option(help="space the passages belong to [default org]")] = None,
     openie: Annotated[Path | None, typer.Option(help="HippoRAG OpenIE results file to take triples from")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Index documents into the knowledge graph (already stored passages are skipped)."""
+    """Index documents into the knowledge graph (already stored passages are skipped).
+
+    Folders are read recursively; unsupported files are skipped and counted, and a file
+    that cannot be read is one error line naming it while the rest is indexed (exit code 1).
+    """
     try:
-        documents = [doc for path in paths for doc in _read_documents(path)]
+        reading = _read_files(paths, space)
+        for problem in reading.errors:
+            err.print(f"[red]error:[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
+        if not reading.documents:
+            raise _fail(f"nothing to index in {', '.join(map(str, paths))}"
+                        + (f" ({len(reading.errors)} failed)" if reading.errors else ""))
         with _memory(store) as memory:
             extractor = None
             if openie is not None:
                 from hippo.extract import OpenIEImport
 
                 extractor = OpenIEImport.from_file(openie, fallback=memory.extractor)
-            result = _index(memory, documents, space=space, extractor=extractor)
+            result = _index(memory, reading.documents, space=space, extractor=extractor)
     except HippoError as exc:
         raise _fail(str(exc)) from None
+    files = {"files": len(reading.files), "skipped": dict(reading.skipped), "failed": [str(e) for e in reading.errors]}
     if as_json:
-        out.print_json(result.model_dump_json())
-        return
-    out.print(f"indexed {result.documents} documents: {result.passages_added} new passages "
-              f"({result.passages_unchanged} unchanged), {result.entities_added} entities, "
-              f"{result.facts_added} facts, {result.synonyms_added} synonym edges; revision {result.revision}")
+        out.print_json(json.dumps({**result.model_dump(mode="json"), **files}))
+    else:
+        skipped = ", ".join(f"{n} {suffix}" for suffix, n in sorted(reading.skipped.items()))
+        out.print(f"read {len(reading.files)} files" + (f", skipped {reading.skipped_total} unsupported ({skipped})"
+                                                        if skipped else "")
+                  + (f", {len(reading.errors)} failed" if reading.errors else ""), highlight=False)
+        out.print(f"indexed {result.documents} documents: {result.passages_added} new passages "
+                  f"({result.passages_unchanged} unchanged), {result.entities_added} entities, "
+                  f"{result.facts_added} facts, {result.synonyms_added} synonym edges; revision {result.revision}")
+    if reading.errors:
+        raise typer.Exit(1)
 
 
 def _print_recall(result: Any, width: int = 110) -> None:
@@ -132,12 +152,14 @@ def _print_recall(result: Any, width: int = 110) -> None:
         clues.add_row(f"{clue.weight or 0:.3f}", clue.kind, clue.query or "", ", ".join(clue.seed_ids))
     out.print(clues)
     hits = Table(title="draft hits", title_justify="left", show_edge=False)
-    for column in ("#", "score", "title", "text"):
+    located = any(hit.source or hit.page or hit.headings for hit in result.hits)
+    for column in ("#", "score", "title", *(["where"] if located else []), "text"):
         hits.add_column(column, overflow="fold" if column == "text" else "ellipsis")
     for rank, hit in enumerate(result.hits, 1):
         text = hit.text if len(hit.text) <= width else hit.text[: width - 1] + "…"
-        hits.add_row(str(rank), f"{hit.score:.4f}", hit.title, text)
+        hits.add_row(str(rank), f"{hit.score:.4f}", hit.title, *([hit.location] if located else []), text)
     out.print(hits)
+
 
 
 @app.command()
@@ -172,7 +194,8 @@ def retrieve(
         out.print_json(json.dumps([h.model_dump(by_alias=True) for h in hits]))
         return
     for rank, hit in enumerate(hits, 1):
-        out.print(f"{rank}. [{hit.score:.4f}] [bold]{hit.title}[/bold] {hit.text[:100]}")
+        where = f" [dim]({hit.location})[/dim]" if hit.source or hit.headings else ""
+        out.print(f"{rank}. [{hit.score:.4f}] [bold]{hit.title}[/bold]{where} {hit.text[:100]}")
 
 
 def _print_model(result: Any) -> None:
@@ -254,6 +277,24 @@ def stats(store: StoreOption = None, as_json: JsonOption = False) -> None:
 
 
 @app.command()
+def reembed(
+    store: StoreOption = None,
+    backend: Annotated[str | None, typer.Option(help="onnx-int8, onnx or torch [env HIPPO_EMBEDDING_BACKEND]")] = None,
+    force: Annotated[bool, typer.Option("--force", help="re-embed even when the store already matches")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Re-embed every stored vector with the configured encoder; the old vectors are replaced atomically."""
+    from hippo.memory.reembed import reembed_url
+
+    try:
+        with err.status("loading the encoder..."), _progress() as progress:
+            result = reembed_url(store, backend=backend, force=force, progress=progress)
+    except HippoError as exc:
+        raise _fail(str(exc)) from None
+    out.print_json(result.model_dump_json()) if as_json else out.print(result.summary(), highlight=False)
+
+
+@app.command()
 def demo(
     store: StoreOption = ":memory:",
     questions: Annotated[int, typer.Option(help="how many sample questions to show")] = 3,
@@ -286,78 +327,15 @@ def demo(
 
 
 @app.command()
-def serve(
-    stdio: Annotated[bool, typer.Option("--stdio", help="serve newline-delimited JSON-RPC on stdin/stdout")] = False,
-    http: Annotated[str | None, typer.Option("--http", metavar="HOST:PORT", help="serve HTTP at /rcp")] = None,
-    store: StoreOption = None,
-) -> None:
-    """Serve the memory over the Retrieval Context Protocol (RCP/1, JSON-RPC 2.0)."""
-    if stdio == (http is not None):
-        raise _fail("give exactly one of --stdio or --http HOST:PORT")
-    host, _, port = (http or "").rpartition(":")
-    if http is not None and (not host or not port.isdigit() or not 0 < int(port) < 65536):
-        raise _fail(f"--http: expected HOST:PORT, got {http!r}")
-    try:
-        from hippo.server import open_service
-        from hippo.server import stdio as stdio_transport
+def doctor(store: StoreOption = None, as_json: JsonOption = False) -> None:
+    """Check the installation: versions, store, models, encoder, Neo4j, LLM endpoint, API keys."""
+    from hippo.doctor import markup, run
 
-        frames = stdio_transport.protocol_stdout() if stdio else None  # stdout is protocol-only from here
-        service = open_service(store)
-    except HippoError as exc:
-        raise _fail(str(exc)) from None
-    try:
-        if frames is not None:
-            stdio_transport.serve(service, sys.stdin.buffer, frames)
-        else:
-            from hippo.server.http import serve as serve_http
-
-            err.print(f"hippo RCP server on http://{host}:{port}/rcp (store {service.memory.store.url})")
-            serve_http(service, host, int(port))
-    finally:
-        service.close()
-
-
-@app.command()
-def mcp(
-    store: StoreOption = None,
-    user: Annotated[str | None, typer.Option(help="stdio: the user the tools act for [or env HIPPO_API_KEY]")] = None,
-    group: Annotated[list[str] | None, typer.Option(help="stdio: a group of the user (repeat)")] = None,
-    admin: Annotated[bool, typer.Option("--admin", help="stdio: the user is an admin")] = False,
-    http: Annotated[str | None, typer.Option("--http", metavar="HOST:PORT",
-                                             help="serve streamable HTTP at /mcp; callers send API keys")] = None,
-    api_keys: Annotated[Path | None, typer.Option(help="TOML/JSON API key file [env HIPPO_API_KEYS]")] = None,
-) -> None:
-    """Serve per-user memory tools over MCP: stdio (acting for --user) or streamable HTTP (API keys)."""
-    host, _, port = (http or "").rpartition(":")
-    if http is not None and (not host or not port.isdigit() or not 0 < int(port) < 65536):
-        raise _fail(f"--http: expected HOST:PORT, got {http!r}")
-    try:
-        from hippo.access import KeyRing, derive_principal
-        from hippo.config import Settings
-        from hippo.mcp_server import build_server, http_app
-
-        settings = Settings(**({"api_keys": str(api_keys)} if api_keys else {}))
-        with _memory(store) as memory:
-            keys = KeyRing.from_settings(settings, store=memory.store)
-            if http is not None:
-                import uvicorn
-
-                err.print(f"hippo MCP server on http://{host}:{port}/mcp (store {memory.store.url})")
-                uvicorn.run(http_app(memory, keys), host=host, port=int(port), log_level="warning")
-                return
-            key = os.environ.get("HIPPO_API_KEY")
-            if user:
-                scopes = ["read", "write", "forget", *(["admin"] if admin else [])]
-                principal = derive_principal(user, groups=group or [], scopes=scopes, grants=keys.grants)
-            elif key:
-                principal = keys.principal_for_key(key)
-                if principal is None:
-                    raise _fail("HIPPO_API_KEY is not a known API key")
-            else:
-                raise _fail("stdio needs the user the tools act for: --user NAME (or HIPPO_API_KEY)")
-            build_server(memory, principal=principal).run("stdio")
-    except HippoError as exc:
-        raise _fail(str(exc)) from None
+    checks = run(store, on_check=None if as_json else lambda c: out.print(markup(c), highlight=False, soft_wrap=True))
+    if as_json:
+        out.print_json(json.dumps([c.model_dump() for c in checks]))
+    if any(c.status == "fail" for c in checks):
+        raise typer.Exit(1)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -369,6 +347,10 @@ def bench(ctx: typer.Context, name: Annotated[str, typer.Argument(help="quality,
     sys.argv = [str(script), *ctx.args]
     runpy.run_path(str(script), run_name="__main__")
 
+
+app.command()(serve)
+app.command()(mcp)
+app.add_typer(keys_app, name="keys")
 
 if __name__ == "__main__":
     app()

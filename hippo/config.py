@@ -18,7 +18,17 @@ class Settings(BaseSettings):
 
     store: str = Field("hippo.db", description="SQLite path, ':memory:', or a neo4j:// URL")
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
-    embedding_batch_size: int = Field(64, ge=1)
+    embedding_batch_size: int = Field(64, ge=1, description="texts per torch forward pass (ONNX runs one text "
+                                                            "per pass: see hippo.embed.onnx)")
+    # The encoder (hippo.embed): ONNX Runtime fp32 by default (torch's vectors, faster), made locally from the
+    # model package on first use and cached under HIPPO_CACHE_DIR. int8 is faster still but cost 1.7 points
+    # of recall R@5 on MuSiQue (benchmarks/embed.py), so it is opt-in. A store remembers the backend it was
+    # embedded with: `hippo reembed` moves it to another one.
+    embedding_backend: Literal["onnx-int8", "onnx", "torch"] = "onnx"
+    embedding_threads: int | None = Field(None, ge=1, le=256,
+                                          description="encoder intra-op threads; unset: all cores")
+    reembed_on_open: bool = Field(False, description="re-embed a store bound to another encoder instead of "
+                                                     "refusing to open it")
 
     # Input limits: bad input is refused before anything is written.
     max_document_chars: int = Field(1_000_000, ge=1)
@@ -43,6 +53,11 @@ class Settings(BaseSettings):
     damping: float = Field(0.5, gt=0.0, lt=1.0)
     passage_readout: PassageReadout = "passage"
     readout_blend: float = Field(0.5, ge=0.0, le=1.0, description="share of the passage-node reading")
+    hop_fact_queries: bool = Field(False, description="also query facts with the first hop of an 'X of Y' chain")
+    title_weight: float = Field(1.0, ge=0.0, description="reset weight of a passage whose title the query names")
+    bridge_weight: float = Field(1.0, ge=0.0, description="second walk: weight of the bridge-entity seeds (0: off)")
+    bridge_passages: int = Field(3, ge=1, le=50, description="first-walk passages whose entities seed the bridge")
+    bridge_top_k: int = Field(5, ge=1, le=100, description="bridge-entity seeds kept")
 
     # Scale (issue 13): recall whose cost does not grow with the corpus.
     passage_prior_top: int = Field(200, ge=0, description="passages in the prior: top by dense and by BM25 "

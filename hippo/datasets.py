@@ -122,7 +122,8 @@ def parse_questions(data: list[dict[str, Any]]) -> list[Question]:
             supporting = [p for p in _paragraphs(item["paragraphs"]) if p.get("is_supporting") in (True, "True", 1)]
             gold = [p["title"] for p in supporting]
             texts = [p.get("paragraph_text", p.get("text")) for p in supporting]
-            kind = qid.split("__")[0] if "__" in qid else ""
+            # MuSiQue ids carry the hop type ("2hop__..."); 2Wiki names it ("compositional", ...).
+            kind = str(item.get("question_type") or (qid.split("__")[0] if "__" in qid else ""))
         else:
             raise InvalidInput(f"questions[{i}]", "has no gold_titles, supporting_facts or paragraphs")
         answer = item.get("answer", "")

@@ -26,6 +26,10 @@ class EmbeddingModelMismatch(HippoError):
     """The store already holds vectors of another embedding model."""
 
 
+class EmbeddingBackendMismatch(EmbeddingModelMismatch):
+    """The store holds vectors of the same model made by another backend (``hippo reembed`` moves it)."""
+
+
 class StoreError(HippoError):
     """The store is unreachable, misconfigured or refused a write."""
 

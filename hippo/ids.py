@@ -26,6 +26,12 @@ def document_id(title: str, text: str, space: str = "org") -> str:
     return f"doc:{_digest(*parts)[:20]}"
 
 
+def file_document_id(path: str, space: str = "org") -> str:
+    """A document read from a file: keyed by its absolute path, so an edited file indexed again
+    is the next version of the same document (its text is not part of the id)."""
+    return f"doc:{_digest('file', space, path)[:20]}"
+
+
 def passage_id(doc_id: str, text: str, version: int = 1) -> str:
     """A passage of one version of a document: a new version never reuses an old id,
     so every version stays in the store as history."""

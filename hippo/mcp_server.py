@@ -27,10 +27,14 @@ import anyio
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 
-from hippo.access import KeyRing, Principal, ScopedMemory, key_from_headers
+from hippo.access import Principal, ScopedMemory
 from hippo.errors import AccessDenied, HippoError
+from hippo.keys import KeyRing, key_from_headers
 from hippo.memory import Memory
+from hippo.server.config import ServerSettings
+from hippo.server.guard import HttpPolicy, RequestGuard
 
 CONTEXT_URI = "hippo://context"
 INSTRUCTIONS = (
@@ -145,10 +149,8 @@ class HippoMCP:
         @_tool_errors
         def add_global_knowledge(text: str, title: str = "", id: str | None = None,
                                  ctx: Context | None = None) -> dict[str, Any]:
-            from hippo.ids import document_id
-
             result = self.scoped(ctx).index([{"id": id, "title": title, "text": text}], space="org")
-            return {"id": id or document_id(title, text), "passagesAdded": result.passages_added,
+            return {"id": result.ids[0], "passagesAdded": result.passages_added,
                     "passagesUnchanged": result.passages_unchanged, "entitiesAdded": result.entities_added,
                     "factsAdded": result.facts_added}
 
@@ -221,6 +223,19 @@ class ApiKeyGuard:
         await self.app(scope, receive, send)
 
 
-def http_app(memory: Memory, keys: KeyRing, *, path: str = "/mcp") -> ApiKeyGuard:
-    """The streamable-HTTP ASGI app behind the API-key guard."""
-    return ApiKeyGuard(build_server(memory, keys=keys).streamable_http_app(streamable_http_path=path), keys)
+def http_app(memory: Memory, keys: KeyRing | None, *, principal: Principal | None = None,
+             settings: ServerSettings | None = None, bound: str | None = None, path: str = "/mcp") -> RequestGuard:
+    """The streamable-HTTP ASGI app: the Host/Origin/Content-Type guard (``hippo.server.guard``, the same
+    as the RCP server's), then with ``keys`` the API-key guard, else every call acts for ``principal``."""
+    settings = settings or ServerSettings()
+    # The SDK's own Host check would refuse every non-loopback name; the shared guard decides instead.
+    app: Any = build_server(memory, principal=principal, keys=keys).streamable_http_app(
+        streamable_http_path=path, transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    if keys is not None:
+        app = ApiKeyGuard(app, keys)
+    policy = HttpPolicy.build(settings.allowed_hosts, settings.allowed_origins, bound=bound,
+                              allow_methods="GET, POST, DELETE",
+                              allow_headers="Content-Type, Authorization, X-API-Key, Mcp-Session-Id, "
+                                            "MCP-Protocol-Version, Last-Event-ID",
+                              expose_headers="Mcp-Session-Id")
+    return RequestGuard(app, policy)

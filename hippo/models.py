@@ -69,6 +69,11 @@ class Passage(_Model):
     forgotten_reason: str | None = None
     """Why it left the live graph: ``superseded`` by a newer version, ``forgotten``, or the caller's reason."""
     created_at: datetime | None = None
+    # Where the passage sits in its source: the document's source (a file path when read from
+    # a file), the page it starts on (PDF pages, PPTX slides) and the headings above it.
+    source: str | None = None
+    page: int | None = None
+    headings: list[str] = Field(default_factory=list)
 
     @property
     def embed_text(self) -> str:
@@ -161,6 +166,15 @@ class Hit(_Model):
     space: str = DEFAULT_SPACE
     scores: dict[str, float] = Field(default_factory=dict)
     provenance: Provenance = Field(default_factory=Provenance)
+    source: str | None = None
+    page: int | None = None
+    headings: list[str] = Field(default_factory=list)
+
+    @property
+    def location(self) -> str:
+        """Where the hit's text sits, for people: ``docs/guide.pdf p.3 › Install › Linux``."""
+        place = " ".join(x for x in (self.source or "", f"p.{self.page}" if self.page is not None else "") if x)
+        return " › ".join(x for x in (place, *self.headings) if x)
 
 
 class RecallResult(_Model):
@@ -175,6 +189,8 @@ class RecallResult(_Model):
 
 class IndexResult(_Model):
     documents: int = 0
+    ids: list[str] = Field(default_factory=list, exclude=True)
+    """The id each document given is stored under, in order (``hippo.spaces``); not serialized."""
     documents_updated: int = 0  # stored ids whose text changed: a new version
     passages_added: int = 0
     passages_unchanged: int = 0
@@ -277,6 +293,7 @@ class Stats(_Model):
     synonyms: int
     revision: int
     embedding_model: str | None
+    embedding_backend: str | None = None
     store: str
 
 

@@ -43,24 +43,27 @@ def split_passages(text: str, max_chars: int) -> list[str]:
     text = text.strip()
     if len(text) <= max_chars:
         return [text] if text else []
+    pieces = [piece for paragraph in re.split(r"\n\s*\n", text) for piece in cut_paragraph(paragraph, max_chars)]
+    return pack(pieces, max_chars)
+
+
+def cut_paragraph(paragraph: str, max_chars: int) -> list[str]:
+    """A paragraph whole when it fits, else its sentences (a sentence too long alone is cut)."""
+    paragraph = paragraph.strip()
+    if len(paragraph) <= max_chars:
+        return [paragraph] if paragraph else []
     pieces: list[str] = []
-    for paragraph in re.split(r"\n\s*\n", text):
-        paragraph = paragraph.strip()
-        if not paragraph:
-            continue
-        if len(paragraph) <= max_chars:
-            pieces.append(paragraph)
-            continue
-        for sentence in _SENTENCE_END.split(paragraph):
-            while len(sentence) > max_chars:
-                pieces.append(sentence[:max_chars])
-                sentence = sentence[max_chars:]
-            if sentence:
-                pieces.append(sentence)
-    return _pack(pieces, max_chars)
+    for sentence in _SENTENCE_END.split(paragraph):
+        while len(sentence) > max_chars:
+            pieces.append(sentence[:max_chars])
+            sentence = sentence[max_chars:]
+        if sentence:
+            pieces.append(sentence)
+    return pieces
 
 
-def _pack(pieces: list[str], max_chars: int) -> list[str]:
+def pack(pieces: list[str], max_chars: int) -> list[str]:
+    """Join consecutive pieces with a space while they fit ``max_chars``."""
     passages: list[str] = []
     current = ""
     for piece in pieces:

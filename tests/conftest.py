@@ -15,13 +15,15 @@ import pytest
 
 from hippo import Memory, Settings
 from hippo.datasets import SAMPLE, datasets_root
-from hippo.embed import SentenceEmbedder
+from hippo.embed import Embedder, open_embedder
 from hippo.store import SQLiteStore, Store
 
 
 @pytest.fixture(scope="session")
-def embedder() -> SentenceEmbedder:
-    return SentenceEmbedder("all-MiniLM-L6-v2")
+def embedder() -> Embedder:
+    """The default encoder (ONNX fp32: torch's vectors; exported to HIPPO_CACHE_DIR on the first run), as
+    every user gets. The suite is embedding-bound, and this one is faster than torch."""
+    return open_embedder(Settings())
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +40,7 @@ def shared_datasets() -> Path:
 
 
 @pytest.fixture
-def open_memory(embedder: SentenceEmbedder, tmp_path: Path) -> Iterator[Callable[..., Memory]]:
+def open_memory(embedder: Embedder, tmp_path: Path) -> Iterator[Callable[..., Memory]]:
     """Open memories on fresh SQLite files (or a given store); all closed at teardown."""
     opened: list[Memory] = []
 
@@ -53,8 +55,17 @@ def open_memory(embedder: SentenceEmbedder, tmp_path: Path) -> Iterator[Callable
         memory.close()
 
 
+@pytest.fixture(params=["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def memory_factory(request: pytest.FixtureRequest, open_memory: Callable[..., Memory]) -> Callable[..., Memory]:
+    """Fresh memories on the parametrized store (Neo4j: one wiped database per test)."""
+    if request.param == "neo4j":
+        stores = request.getfixturevalue("neo4j_store")
+        return lambda **settings: open_memory(stores(), **settings)
+    return lambda **settings: open_memory(**settings)
+
+
 @pytest.fixture(scope="module")
-def sample_memory(embedder: SentenceEmbedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+def sample_memory(embedder: Embedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
     """The sample corpus, indexed once per module."""
     corpus = json.loads((SAMPLE / "corpus.json").read_text(encoding="utf-8"))
     memory = Memory(SQLiteStore(tmp_path_factory.mktemp("sample") / "sample.db"), embedder=embedder)

@@ -1,6 +1,6 @@
 """A local OpenAI-compatible chat endpoint on a real socket, for the LLM tests.
 
-It speaks ``POST /v1/chat/completions`` as OpenAI does, so the real ``openai``
+It speaks ``POST /v1/chat/completions`` (and ``GET /v1/models``) as OpenAI does, so the real ``openai``
 client talks to it unchanged. A test gives it a ``respond(request) -> Reply``
 function (recorded answers keyed by passage, malformed ones, ...) and can
 script faults ahead of it: 429 with ``Retry-After``, 5xx, slow answers that
@@ -62,8 +62,10 @@ def format_type(request: dict[str, Any]) -> str | None:
 class FakeOpenAI:
     """``with FakeOpenAI(respond) as server: ... server.url ...``"""
 
-    def __init__(self, respond: Responder, *, refuse_formats: frozenset[str] = frozenset()) -> None:
+    def __init__(self, respond: Responder, *, refuse_formats: frozenset[str] = frozenset(),
+                 models: tuple[str, ...] = ("fake-model",)) -> None:
         self.respond = respond
+        self.models = models
         self.refuse_formats = set(refuse_formats)
         self.requests: list[dict[str, Any]] = []
         self.statuses: list[int] = []
@@ -122,6 +124,13 @@ class FakeOpenAI:
 
             def log_message(self, *args: object) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                if self.path.rstrip("/").endswith("/models"):  # what ``hippo doctor`` lists
+                    self._send(200, {"object": "list", "data": [
+                        {"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in fake.models]})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 length = int(self.headers.get("Content-Length") or 0)

@@ -30,22 +30,20 @@ from hippo import Memory, Settings
 from hippo.access import (
     ClearResult,
     Grant,
-    KeyRing,
     Principal,
     ScopedMemory,
     SessionRegistry,
     admin_principal,
     derive_principal,
-    key_hash,
-    principal_for_key,
-    read_key_file,
     user_space,
 )
 from hippo.datasets import SAMPLE
 from hippo.errors import AccessDenied, InvalidInput, NotFound
 from hippo.extract import SpacyExtractor
 from hippo.extract.base import Extraction, NamedEntity, Triple
+from hippo.keys import KeyRing, key_hash, principal_for_key, read_key_file
 from hippo.models import Passage
+from hippo.spaces import DERIVED
 from hippo.store import SQLiteStore
 
 MODES = ("dense", "bm25", "hybrid")
@@ -555,8 +553,8 @@ def test_principal_derivation():
     assert BOB.can_read("team:secret") and not ALICE.can_read("team:secret")
     assert not ALICE.can_write("org") and admin_principal().can_write("org")
     assert admin_principal().read_spaces() is None and ALICE.read_spaces() == ALICE.readable
-    everyone = derive_principal("zed", grants=[Grant(space="wiki", read=["*"])])
-    assert everyone.can_read("wiki") and not everyone.can_write("wiki")
+    everyone = derive_principal("zed", grants=[Grant(space="team:wiki", read=["*"])])
+    assert everyone.can_read("team:wiki") and not everyone.can_write("team:wiki")
     with pytest.raises(InvalidInput, match="^scopes: unknown scope"):
         derive_principal("x", scopes=["read", "sudo"])
     with pytest.raises(InvalidInput, match="^user_id: "):
@@ -705,17 +703,23 @@ def test_hidden_ids_look_exactly_like_missing_ones(world: World):
 
 
 def test_indexing_cannot_overwrite_a_hidden_document(world: World):
+    """A caller's document ids are owned by their space (``hippo.spaces``): the id of bob's hidden
+    document, given by alice, names a document of alice's own, exactly as an unused id does."""
     alice = ScopedMemory(world.memory, ALICE)
     restricted = _restricted_documents()[0]
-    revision = world.memory.store.revision()
-    with pytest.raises(InvalidInput, match=r"^documents\[1\]\.id: names a stored document you may not write"):
-        alice.index([{"title": "ok", "text": "fine"}, {"id": "secret-0", "title": "mine", "text": "overwrite"}],
-                    space="user:alice")
-    assert world.memory.store.revision() == revision
+    [before] = world.memory.store.documents([f"{restricted['space']}/secret-0"])
+    hidden = alice.index([{"title": "ok", "text": "fine"}, {"id": "secret-0", "title": "mine", "text": "mine"}],
+                         space="user:alice")
+    unused = alice.index([{"id": "never-used-0", "title": "mine", "text": "mine too"}], space="user:alice")
+    assert hidden.ids[1] == "user:alice/secret-0" and unused.ids == ["user:alice/never-used-0"]
+    assert (hidden.passages_added, hidden.documents_updated) == (2, 0) and unused.documents_updated == 0
+    # Bob's full id, given by alice, is an id inside her space too.
+    full = alice.index([{"id": before.id, "title": "mine", "text": "the same id, from alice"}], space="user:alice")
+    assert full.ids == [f"user:alice/{before.id}"] and full.documents_updated == 0
+    assert world.memory.store.documents([before.id]) == [before], "bob's document is untouched"
     same = {"title": "Bob's plan", "text": f"Bob plans the {LIFE.text} audit for March."}
     ScopedMemory(world.memory, BOB).index([same], space="user:bob")
-    # The same text in another user's space is another document (ids derived per space):
-    # alice's copy neither touches bob's nor tells her it exists.
+    # Derived ids hash the space in: alice's copy neither touches bob's nor tells her it exists.
     mine = alice.index([same], space="user:alice")
     assert (mine.passages_added, mine.passages_unchanged) == (1, 0)
     bobs = world.memory.store.find_documents(spaces=frozenset({"user:bob"}), limit=100)
@@ -723,9 +727,15 @@ def test_indexing_cannot_overwrite_a_hidden_document(world: World):
     revision = world.memory.store.revision()
     org_doc = world.memory.store.find_documents(spaces=frozenset({"org"}), limit=1)[0]
     with pytest.raises(AccessDenied, match="may not write space 'org'"):
-        alice.index([{"id": org_doc.id, "title": "x", "text": "replaced"}], space="user:alice")
+        alice.index([{"id": org_doc.id, "title": "x", "text": "replaced"}], space="org")
     assert world.memory.store.revision() == revision
-    [stored] = world.memory.store.documents(["secret-0"])
+    admin = ScopedMemory(world.memory, admin_principal())
+    derived = next(d.id for d in bobs if DERIVED.fullmatch(d.id))  # a memory uid or a derived document id
+    for taken in (f"user:bob/{restricted['id']}", derived):  # a space's own id form; a derived id
+        with pytest.raises(InvalidInput, match=r"^documents\[0\]\.id: "):
+            admin.index([{"id": taken, "title": "x", "text": "an org document"}], space="org")
+    assert world.memory.store.revision() == revision
+    [stored] = world.memory.store.documents([before.id])
     assert (stored.space, stored.version, stored.forgotten_at) == (restricted["space"], 1, None)
 
 

@@ -161,6 +161,37 @@ def test_response_format_refusal_steps_down_and_sticks():
     assert client.json_level == "off"
 
 
+# What llama-cpp-python's server (0.3.36) answers to response_format json_schema: HTTP 500.
+LLAMA_CPP_SCHEMA_REFUSAL = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+                            "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}")
+
+
+def test_a_format_refused_with_a_server_error_steps_down_without_retrying():
+    def respond(request):
+        if format_type(request) == "json_schema":
+            return Reply(status=500, error=LLAMA_CPP_SCHEMA_REFUSAL)
+        return '{"named_entities": ["A"]}'
+
+    with FakeOpenAI(respond) as server:
+        client, usage = _client(server, max_retries=3), Usage()
+        for _ in range(2):
+            assert parse_entities(client.complete("ner", ner_messages("x"), schema=NER_SCHEMA, usage=usage).text)
+        server.script(Reply(status=500, error="CUDA out of memory"), Reply(status=500, error="still busy"))
+        client.complete("ner", ner_messages("x"), schema=NER_SCHEMA, usage=usage)  # a plain 500 is retried
+    assert [format_type(r) for r in server.requests] == ["json_schema", *["json_object"] * 5]
+    assert client.json_level == "object" and usage.since()["ner"]["retries"] == 2
+
+
+def test_gemma_270m_answers_replayed():
+    """Answers Gemma 3 270M (Q4_K_M) gave through llama.cpp's server under json_object
+    (benchmarks/llm_local.py): its list repeated under a second key is read once."""
+    ner = ('{"named_entities": ["Adolescence", "Psychology", "Gender", "Identity"], '
+           '"name": ["Adolescence", "Psychology", "Gender", "Identity"]}\n ')
+    with FakeOpenAI(lambda request: ner) as server:
+        answer = _client(server).complete("ner", ner_messages("x"), schema=NER_SCHEMA).text
+    assert parse_entities(answer) == ["Adolescence", "Psychology", "Gender", "Identity"]
+
+
 def test_pinned_json_mode_does_not_step_down():
     with FakeOpenAI(lambda r: "{}", refuse_formats=frozenset({"json_schema"})) as server:
         client = _client(server, json_mode="schema")

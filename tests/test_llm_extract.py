@@ -248,3 +248,36 @@ def test_llm_cache_lives_in_neo4j_too(neo4j_store, embedder, sample_corpus):
             again = memory.index(copies)
         assert server.count() == calls and again.usage["cache_hits"] == 4
         assert again.passages_added == 4
+
+
+# Two answers Gemma 3 270M (Q4_K_M) gave through llama.cpp's server under json_object
+# (benchmarks/llm_local.py, MuSiQue): valid JSON, useless content.
+GEMMA_NER = ('{"named_entities": ["Adolescence", "Psychology", "Gender", "Identity", "Culture", "Developmental '
+             'Stages", "Personality Development"], "name": ["Adolescence", "Psychology", "Gender", "Identity", '
+             '"Culture", "Developmental Stages", "Personality Development"]}\n ')
+GEMMA_TRIPLES = ('{"triples": [["Adolescence", "Psychology", "Gender", "Identity", "Culture", "Developmental Stages", '
+                 '"Personality Development"], ["Adolescence", "Psychology", "Gender", "Identity", "Culture", '
+                 '"Developmental Stages", "Personality Development"]]} ')
+
+
+def test_a_small_models_well_formed_nonsense_falls_back_to_spacy(open_memory, sample_corpus):
+    docs = sample_corpus[:3]
+    hallucinated, unusable = docs[0]["title"], docs[1]["title"]
+
+    def respond(request: dict) -> str:
+        title, stage = _title(last_user(request)), stage_of(request)
+        if stage == "ner":
+            return GEMMA_NER if title == hallucinated else json.dumps({"named_entities": [title]})
+        if title == unusable:
+            return GEMMA_TRIPLES
+        return json.dumps({"triples": [[title, "is described in", "the sample"]]})
+
+    with FakeOpenAI(respond) as server:
+        memory = open_memory(llm_model="fake-model", llm_base_url=server.url, llm_concurrency=1)
+        result = memory.index(docs)
+    by_title = {p.title: p.id for p in memory.store.passages(pid for pid, _ in memory.store.load_graph().passages)}
+    # Names the passage never mentions, and "triples" of seven: spaCy reads those two passages instead.
+    assert set(result.usage["fallbacks"]) == {by_title[hallucinated], by_title[unusable]}
+    assert result.usage["stages"]["parse"]["failures"] == 2
+    names = {e.name for e in memory.store.entities(memory.store.load_graph().entities)}
+    assert not names & {"Adolescence", "Psychology", "Gender", "Identity"}

@@ -169,12 +169,12 @@ def test_expansion_respects_spaces(open_memory):
     memory.index([{"title": "Tide-clock", "text": "The tide-clock was invented by Tobiah Südhof in Brennhafen."},
                   {"title": "Tobiah Südhof", "text": "Tobiah Südhof was born in Brennhafen on Südholm."}])
     memory.index([{"title": "Vault note", "text": "Tobiah Südhof hid the Orrery Cipher in the Zennor Vault."}],
-                 space="private")
+                 space="team:private")
     result = memory.recall("Where was the inventor of the tide-clock born?", n=8, k=5, expand=True,
                            spaces=["org"])
     dumped = json.dumps(result.model_dump(by_alias=True), ensure_ascii=False)
     assert "Vault" not in dumped and "Orrery" not in dumped and "Zennor" not in dumped
-    private = memory.recall("Orrery Cipher Zennor Vault", k=5, spaces=["private"]).hits[0].id
+    private = memory.recall("Orrery Cipher Zennor Vault", k=5, spaces=["team:private"]).hits[0].id
     assert private not in dumped
 
 

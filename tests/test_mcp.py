@@ -18,7 +18,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from hippo.access import key_hash
+from hippo.keys import key_hash
 
 TOOLS = {"search_memory", "add_memory", "delete_memory", "clear", "add_global_knowledge"}
 
@@ -131,8 +131,10 @@ def http_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         f'[[keys]]\nsha256 = "{key_hash(keys["root"])}"\nuser = "root"\nscopes = ["admin"]\n', encoding="utf-8")
     port = _free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "HIPPO_API_KEYS": str(key_file)}
+    # Beyond loopback (keys are configured) and reachable under one more host name.
     process = subprocess.Popen([sys.executable, "-m", "hippo.cli", "mcp", "--store", str(tmp_path / "http.db"),
-                                "--http", f"127.0.0.1:{port}"], env=env, stderr=subprocess.PIPE, text=True)
+                                "--http", f"0.0.0.0:{port}", "--allowed-host", "hippo.test"], env=env,
+                               stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
@@ -181,6 +183,24 @@ def test_http_needs_an_api_key_and_acts_for_its_user(http_server: tuple[str, dic
 
     anyio.run(run, keys["alice"], alice)
     anyio.run(run, keys["root"], root)
+
+
+def test_http_takes_the_allowed_hosts_and_refuses_cross_site_requests(http_server: tuple[str, dict[str, str]]):
+    url, keys = http_server
+    port = url.split(":")[2].split("/")[0]
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    sent = {"X-API-Key": keys["alice"], "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream"}
+
+    def post(**headers: str) -> httpx.Response:
+        return httpx.post(url, content=body, headers={**sent, **headers}, timeout=30)
+
+    plain = post()
+    assert plain.status_code not in (403, 415, 421)
+    assert post(Host=f"hippo.test:{port}").status_code == plain.status_code, "--allowed-host is honoured"
+    assert post(Host=f"evil.example:{port}").status_code == 421, "a rebinding name is refused"
+    assert post(Origin="http://evil.example").status_code == 403
+    assert post(**{"Content-Type": "text/plain"}).status_code == 415
 
 
 class _Transport:

@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import random
-import re
 import selectors
 import signal
 import subprocess
@@ -124,65 +123,81 @@ def test_the_graph_reads_well_in_the_browser(neo4j_sample, neo4j_server, sample_
         assert indexes[name]["type"] == "VECTOR" and indexes[name]["state"] == "ONLINE"
         assert indexes[name]["options"]["indexConfig"]["vector.dimensions"] == 384
     assert indexes["passage_text"]["type"] == "FULLTEXT"
-    # The vector indexes answer: a passage's own embedding finds it first.
-    [row] = _cypher(neo4j_server, """
+    _assert_vector_layout(neo4j_server)
+
+
+def _assert_vector_layout(server: dict[str, str]) -> None:
+    """Vectors live on (:Vector) nodes only, labelled by kind; the indexes answer from there."""
+    [row] = _cypher(server, """
+        RETURN COUNT { (p:Passage) WHERE p.embedding IS NOT NULL } + COUNT { (e:Entity) WHERE e.embedding IS NOT NULL }
+               + COUNT { ()-[r:RELATES]->() WHERE r.embedding IS NOT NULL } AS on_records,
+               COUNT { (p:Passage) WHERE NOT EXISTS { MATCH (v:PassageVector {hash: p.embed_hash}) } } AS passages,
+               COUNT { (e:Entity) WHERE NOT EXISTS { MATCH (v:EntityVector {hash: e.embed_hash}) } } AS entities,
+               COUNT { ()-[r:RELATES]->() WHERE NOT EXISTS { MATCH (v:FactVector {hash: r.embed_hash}) } } AS facts""")
+    assert row == {"on_records": 0, "passages": 0, "entities": 0, "facts": 0}, "every record has its labelled vector"
+    indexes = {r["name"]: r for r in _cypher(server, "SHOW VECTOR INDEXES YIELD name, labelsOrTypes, state")}
+    assert {name: (r["labelsOrTypes"], r["state"]) for name, r in indexes.items()} == {
+        "passage_embedding": (["PassageVector"], "ONLINE"), "entity_embedding": (["EntityVector"], "ONLINE"),
+        "fact_embedding": (["FactVector"], "ONLINE")}
+    # The way issue 16 will search: a passage's own vector finds it first.
+    [row] = _cypher(server, """
         MATCH (p:Passage) WITH p ORDER BY p.seq LIMIT 1
-        CALL db.index.vector.queryNodes('passage_embedding', 1, p.embedding) YIELD node, score
-        RETURN node.id = p.id AS same, score""")
-    assert row["same"] and row["score"] > 0.99
+        MATCH (v:Vector {hash: p.embed_hash})
+        CALL db.index.vector.queryNodes('passage_embedding', 1, v.embedding) YIELD node, score
+        MATCH (hit:Passage {embed_hash: node.hash})
+        RETURN collect(hit.id) AS hits, p.id AS id, score""")
+    assert row["id"] in row["hits"] and row["score"] > 0.99
 
 
 # -- Browser queries ----------------------------------------------------------------------------
-
-_PARAM = re.compile(r"^:param\s+(\w+)\s*=>\s*(.+?);?\s*$")
-
 
 def _browse_files() -> list[Path]:
     return sorted((cypher_dir() / "browse").glob("*.cypher"))
 
 
-def _split_browse(text: str) -> tuple[dict[str, str], str]:
-    """(:param expressions by name, the query) of a saved Browser query."""
-    params: dict[str, str] = {}
-    body: list[str] = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("//") or not stripped:
-            continue
-        match = _PARAM.match(stripped)
-        if match:
-            params[match.group(1)] = match.group(2)
-        else:
-            body.append(line)
-    return params, "\n".join(body).strip().rstrip(";")
+def _saved_query(name: str, **values: object) -> tuple[str, dict[str, object]]:
+    """A saved Browser query as pasted, or with the example values of its ``WITH`` line taken
+    from ``values`` instead (as parameters)."""
+    text = (cypher_dir() / "browse" / f"{name}.cypher").read_text(encoding="utf-8")
+    query = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//")).strip()
+    if values:
+        header, rest = query.split("\n", 1)
+        assert header.startswith("WITH "), f"{name}: the example values open the query"
+        query = "WITH " + ", ".join(f"${key} AS {key}" for key in values) + "\n" + rest
+    return query, dict(values)
 
 
 def test_saved_browser_queries_run_on_the_sample(neo4j_sample, neo4j_server):
     files = _browse_files()
-    assert {f.stem for f in files} >= {"entity_neighbourhood", "passages_mentioning", "passage_facts",
-                                       "why_recalled"}
+    assert {f.stem for f in files} == {"overview", "hubs", "entity_neighbourhood", "passages_mentioning",
+                                       "passage_facts", "why_recalled"}
     for path in files:
-        params, query = _split_browse(path.read_text(encoding="utf-8"))
-        assert ";" not in query, f"{path.name}: one statement after the :param lines"
-        values = {name: _cypher(neo4j_server, f"RETURN {expr} AS v")[0]["v"] for name, expr in params.items()}
-        rows = _cypher(neo4j_server, query, **values)
+        query, _ = _saved_query(path.stem)
+        assert ";" not in query and ":param" not in query, f"{path.name}: one statement, pasted whole"
+        rows = _cypher(neo4j_server, query)
         assert rows, f"{path.name} returned no row on the sample graph"
         if path.stem == "why_recalled":
             assert all(r["hops"] is not None and r["hops"] <= 4 for r in rows), rows
         if path.stem == "passage_facts":
-            assert rows[0]["facts"] and rows[0]["mentions"]
+            assert all(set(r) == {"subject", "predicate", "object", "passage", "fact"} for r in rows)
+        if path.stem == "overview":  # one row per kind, each counted once
+            counts = neo4j_sample.store.counts()
+            by_kind = {r["kind"]: r["count"] for r in rows}
+            assert len(by_kind) == len(rows)
+            assert (by_kind["SYNONYM"], by_kind["MENTIONS"], by_kind["RELATES"]) == (
+                counts["synonyms"], counts["mentions"], counts["facts"])
 
 
 def test_why_recalled_explains_a_live_recall(neo4j_sample, neo4j_server, questions):
     """The saved query, fed from an actual recall, finds a path from a seed to each top hit."""
-    _, query = _split_browse((cypher_dir() / "browse" / "why_recalled.cypher").read_text(encoding="utf-8"))
     for q in questions[:5]:
         recall = neo4j_sample.recall(q["question"])
         seeds = [s.id for s in recall.seeds]
         if not seeds:
             continue
         for hit in recall.hits[:3]:
-            rows = _cypher(neo4j_server, query, seeds=seeds, passage=hit.id)
+            query, values = _saved_query("why_recalled", seeds=seeds, passage=hit.id)
+            rows = _cypher(neo4j_server, query, **values)
             assert any(r["hops"] is not None for r in rows), (q["id"], hit.id)
 
 
@@ -328,7 +343,8 @@ def test_killing_a_writer_mid_transaction_leaves_the_graph_consistent(neo4j_stor
                count(CASE WHEN COUNT { ()-[:RELATES {passage_id: p.id}]->() } <> $facts THEN 1 END) AS wrong_facts,
                count(CASE WHEN NOT EXISTS { (:Document)-[:HAS_PASSAGE]->(p) } THEN 1 END) AS orphans,
                count(CASE WHEN NOT EXISTS { MATCH (v:Vector {hash: p.embed_hash}) } THEN 1 END) AS no_vector,
-               count(CASE WHEN p.embedding IS NULL THEN 1 END) AS no_embedding""",
+               count(CASE WHEN NOT EXISTS { MATCH (v:PassageVector {hash: p.embed_hash})
+                                            WHERE v.embedding IS NOT NULL } THEN 1 END) AS no_embedding""",
                           mentions=_MENTIONS, facts=_FACTS)
     assert check == {"passages": _PER_BATCH * len(batches), "wrong_mentions": 0, "wrong_facts": 0,
                      "orphans": 0, "no_vector": 0, "no_embedding": 0}

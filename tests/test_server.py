@@ -63,9 +63,17 @@ def url(service) -> Iterator[str]:
         yield address
 
 
+def connect(url: str) -> rcp.Client:
+    """The SDK's HTTP client, with room for a busy machine (its default timeout is 30 s)."""
+    client = rcp.Client()
+    client._transport = rcp.HttpTransport(url, timeout=300)
+    client._handshake()
+    return client
+
+
 @pytest.fixture(scope="module")
 def client(url) -> rcp.Client:
-    return rcp.connect_http(url)
+    return connect(url)
 
 
 @pytest.fixture(scope="module")
@@ -103,13 +111,13 @@ def test_initialize_advertises_what_the_server_does(client):
 
 def test_http_calls_before_initialize_are_refused_until_a_handshake(service, built):
     with background(service) as fresh:  # a new app: nobody has initialized yet
-        raw = rcp.HttpTransport(fresh)
+        raw = rcp.HttpTransport(fresh, timeout=300)
         assert raw.call({"jsonrpc": "2.0", "id": 1, "method": "info"})["result"]["server"]["name"] == "hippo"
         assert raw.call({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"nonce": 3}})["result"] == \
             {"nonce": 3}
         refused = raw.call({"jsonrpc": "2.0", "id": 3, "method": "retrieve", "params": {"query": "x", "k": 1}})
         assert refused["error"]["code"] == Errc.NOT_INITIALIZED
-        second = rcp.connect_http(fresh)  # the SDK client initializes, then may call
+        second = connect(fresh)  # the SDK client initializes, then may call
         assert len(second.retrieve("tide-clock", k=1)) == 1
         token = raw.call({"jsonrpc": "2.0", "id": 4, "method": "initialize",
                           "params": {"protocolVersion": 1}})["result"]["_meta"]["session"]
@@ -160,7 +168,8 @@ def test_recall_gives_clues_whose_seeds_the_graph_method_accepts(client, built):
     assert "Greta Südhof" in titles
     hit = recalled["hits"][0]
     assert hit["unit"] == "passage" and 0 <= hit["confidence"] <= 1 and hit["citation"]["title"]
-    assert hit["chunk"]["docId"].startswith("sample-") and hit["provenance"]["nodes"]
+    # Documents built into a memory live in its space, and their ids are owned by it (hippo.spaces).
+    assert hit["chunk"]["docId"].startswith(f"memory:{built['memoryId']}/sample-") and hit["provenance"]["nodes"]
 
     local = client.graph("local", {"seedIds": seeds, "k": 3})
     assert 1 <= len(local["hits"]) <= 3
@@ -200,7 +209,7 @@ def test_rebuilding_a_memory_by_id_is_incremental(client, built):
         {"id": "extra-1", "text": "The Quillon Observatory was founded by Greta Südhof's pupil Anwen Roke."}])
     assert grown["tokens"] > built["tokens"] and grown["_meta"]["passagesAdded"] == 1
     hits = client.memory_recall("Who founded the Quillon Observatory?", memory_id=built["memoryId"])["hits"]
-    assert hits[0]["chunk"]["docId"] == "extra-1"
+    assert hits[0]["chunk"]["docId"] == f"memory:{built['memoryId']}/extra-1"
 
 
 def test_sessions_scope_memory_and_never_return_a_passage_twice(client, built):
@@ -209,9 +218,9 @@ def test_sessions_scope_memory_and_never_return_a_passage_twice(client, built):
     sid = session["sessionId"]
     assert sid.startswith("ses-") and session["memoryId"] != built["memoryId"]
     outside = client.retrieve("lost compass Caldra harbour", k=5, opts={"mode": "sparse"})
-    assert all(h["chunk"]["docId"] != "note-1" for h in outside)  # session passages stay in the session
+    assert all(not h["chunk"]["docId"].endswith("/note-1") for h in outside)  # session passages stay in it
     inside = client.retrieve("lost compass Caldra harbour", k=5, opts={"mode": "sparse", "sessionId": sid})
-    assert inside[0]["chunk"]["docId"] == "note-1"
+    assert inside[0]["chunk"]["docId"] == f"session:{sid}/note-1"
 
     first = client.memory_recall(GRETA, memory_id=built["memoryId"], session_id=sid)["hits"]
     second = client.memory_recall(GRETA, memory_id=built["memoryId"], session_id=sid)["hits"]
@@ -229,7 +238,7 @@ def test_recall_before_any_memory_exists_is_the_query_itself(tmp_path, embedder)
     empty = _service(tmp_path / "empty.db", embedder)
     try:
         with background(empty) as address:
-            result = rcp.connect_http(address).memory_recall("Where is the tide-clock kept?", n=3)
+            result = connect(address).memory_recall("Where is the tide-clock kept?", n=3)
     finally:
         empty.close()
     assert result["clues"] == [{"query": "Where is the tide-clock kept?", "weight": 1.0, "x-hippo-kind": "query"}]
@@ -416,7 +425,8 @@ def test_wire_level_errors(url, client):
     assert too_big.json()["error"]["code"] == Errc.PAYLOAD_TOO_LARGE
     assert too_big.json()["error"]["data"] == {"field": "body", "limit": MAX_BODY}
     assert httpx.get(url, timeout=10).status_code == 405
-    assert httpx.post(url.replace("/rcp", "/elsewhere"), content=b"{}", timeout=10).status_code == 404
+    assert httpx.post(url.replace("/rcp", "/elsewhere"), content=b"{}", timeout=10,
+                      headers={"Content-Type": "application/json"}).status_code == 404
 
 
 def test_batches_answer_every_request_and_no_notification(url, client, built):
@@ -540,7 +550,7 @@ def test_stdio_serves_every_method_with_the_sdk_client(stdio_server, built):
     session = client.memory_build(scope="session", documents=[{"id": "stdio-1", "text":
                                                                 "The stdio courier reached Brennhafen at dawn."}])
     recall = client.memory_recall("When did the courier reach Brennhafen?", session_id=session["sessionId"])
-    assert recall["hits"][0]["chunk"]["docId"] == "stdio-1"
+    assert recall["hits"][0]["chunk"]["docId"] == f"session:{session['sessionId']}/stdio-1"
     assert client.index_add({"documents": [{"id": "stdio-2", "text": "A stdio-only passage."}]})["ids"] == \
         ["stdio-2"]
     assert client.index_delete({"ids": ["stdio-2"]}) == {"deleted": 1}
@@ -551,6 +561,11 @@ def test_stdio_serves_every_method_with_the_sdk_client(stdio_server, built):
     assert error_of(lambda: client.call("nope", {})).code == Errc.UNKNOWN_METHOD
     big = error_of(lambda: client.index_add({"documents": [{"text": "x" * (MAX_DOCUMENT_CHARS + 1)}]}))
     assert big.code == Errc.PAYLOAD_TOO_LARGE and big.data["field"] == "documents[0].text"
+    meta: dict = {}
+    for _ in range(600):  # once stored, and then every read of it broke, and the stdio server exited
+        meta = {"a": meta}
+    deep = error_of(lambda: client.index_add({"documents": [{"text": "A deep one.", "meta": meta}]}))
+    assert deep.code == Errc.INVALID_PARAMS and deep.data == {"field": "documents[0].meta", "limit": 32}
     batch = _line(proc, json.dumps([{"jsonrpc": "2.0", "id": 10, "method": "ping"},
                                     {"jsonrpc": "2.0", "method": "ping"},
                                     {"jsonrpc": "2.0", "id": 11, "method": "retrieve", "params": {"k": 1}}]).encode())

@@ -1,8 +1,11 @@
-"""Random JSON, random JSON-RPC-shaped objects and random bytes at the HTTP endpoint.
+"""Random JSON, random JSON-RPC-shaped objects, random bytes, deeply nested values and random
+headers (Host, Origin, Content-Type, keys) at the HTTP endpoint, over a real socket.
 
-Whatever arrives, the server answers within the timeout with HTTP 200 and a
-valid JSON-RPC response (or 204 when there is nothing to answer), and keeps
-serving afterwards. Examples are bounded so the module takes well under a minute.
+Whatever arrives, the server answers within the timeout: HTTP 200 and a valid
+JSON-RPC response (or 204 when there is nothing to answer) to a well-formed
+request, 401/403/415/421 to one its guard refuses, never a 500 or an internal
+error; it keeps serving afterwards, and what was stored before the fuzzing is
+still there, unchanged. Examples are bounded so the module takes well under a minute.
 """
 
 from __future__ import annotations
@@ -86,6 +89,38 @@ plausible = st.one_of(
 messages = requests | plausible | st.lists(requests | plausible | json_values, min_size=0, max_size=5)
 
 
+def _nest(depth: int, leaf: Any, inner: list[int]) -> Any:
+    for i in range(depth):
+        leaf = {"k": leaf} if inner[i % len(inner)] else [leaf]
+    return leaf
+
+
+# Values nested up to well past the limit (32), where user JSON goes: meta, props, filter, an echoed nonce.
+deep = st.builds(_nest, st.integers(0, 120), json_values, st.lists(st.integers(0, 1), min_size=1, max_size=4))
+deep_calls = st.one_of(
+    deep.map(lambda v: ("index/add", {"documents": [{"text": "deep meta", "meta": {"m": v}}]})),
+    deep.map(lambda v: ("memory/build", {"documents": [{"text": "deep meta", "meta": {"m": v}}]})),
+    deep.map(lambda v: ("x-hippo/remember", {"text": "deep props", "props": {"p": v}})),
+    deep.map(lambda v: ("retrieve", {"query": "deep", "filter": {"field": "meta.m", "op": "eq", "value": v}})),
+    deep.map(lambda v: ("retrieve", {"query": "deep", "filter": v})),
+    deep.map(lambda v: ("ping", {"nonce": v})),
+).map(lambda call: {"jsonrpc": "2.0", "id": 1, "method": call[0], "params": call[1]})
+header_text = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40).map(str.strip)
+headers = st.fixed_dictionaries({}, optional={
+    "Content-Type": st.sampled_from(["application/json", "application/json; charset=utf-8", "APPLICATION/JSON",
+                                     "text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded",
+                                     "multipart/form-data; boundary=x", "application/json-patch+json", ""])
+    | header_text,
+    "Host": st.sampled_from(["127.0.0.1", "localhost", "[::1]", "evil.example", "127.0.0.1.evil.example", ""])
+    | header_text,
+    "Origin": st.sampled_from(["http://evil.example", "null", "http://127.0.0.1", "file://"]) | header_text,
+    "Authorization": st.sampled_from(["Bearer", "Bearer hk_nope", "Basic YTpi"]) | header_text,
+    "X-API-Key": header_text,
+    "RCP-Session": header_text,
+})
+KEPT = {"customId": "fz-kept", "text": "The kept memory: the Quillon bell rings at noon."}
+
+
 def _valid_id(value: Any) -> bool:
     return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
 
@@ -134,6 +169,9 @@ def url(tmp_path_factory, embedder) -> Iterator[str]:
                 built = http.post(address, json={"jsonrpc": "2.0", "id": 1, "method": "memory/build",
                                                  "params": {"documents": corpus}}).json()
                 assert "memoryId" in built["result"]
+                kept = http.post(address, json={"jsonrpc": "2.0", "id": 2, "method": "x-hippo/remember",
+                                                "params": KEPT}).json()
+                assert kept["result"]["action"] == "inserted"
             yield address
     finally:
         service.close()
@@ -151,14 +189,14 @@ def _alive(http: httpx.Client, url: str) -> None:
 
 
 @FUZZ
-@given(message=messages)
+@given(message=messages | deep_calls)
 def test_json_rpc_shaped_messages(url, http, message):
     response = http.post(url, content=json.dumps(message), headers={"Content-Type": "application/json"})
     assert_answered(response, message)
 
 
 @FUZZ
-@given(value=json_values)
+@given(value=json_values | deep)
 def test_arbitrary_json(url, http, value):
     response = http.post(url, content=json.dumps(value), headers={"Content-Type": "application/json"})
     assert_answered(response, value)
@@ -172,8 +210,28 @@ def test_arbitrary_bytes(url, http, body, path):
     assert_answered(response, None)
 
 
-def test_the_server_still_serves_after_the_fuzzing(url, http):
+@settings(max_examples=150, deadline=None, database=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(sent=headers, message=messages | deep_calls | json_values)
+def test_random_headers_and_content_types(url, http, sent, message):
+    response = http.post(url, content=json.dumps(message), headers=sent)
+    if response.status_code in (200, 204):
+        assert_answered(response, message)
+        return
+    assert response.status_code in (401, 403, 415, 421), (response.status_code, response.text)
+    error = response.json()["error"]
+    assert error["code"] in (-32600, -32012) and error["message"], error
+    assert not any(h.lower().startswith("access-control-") for h in response.headers), "no CORS unless configured"
+
+
+def test_the_server_still_serves_after_the_fuzzing_and_lost_nothing(url, http):
     _alive(http, url)
     recalled = http.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "memory/recall",
                                     "params": {"query": "Who invented the tide-clock?", "n": 2}}).json()
     assert recalled["result"]["clues"] and recalled["result"]["hits"]
+    versions = http.post(url, json={"jsonrpc": "2.0", "id": 3, "method": "x-hippo/history",
+                                    "params": {"customId": KEPT["customId"]}}).json()["result"]["versions"]
+    assert [(v["version"], v["state"], v["text"]) for v in versions] == [(1, "live", KEPT["text"])]
+    found = http.post(url, json={"jsonrpc": "2.0", "id": 4, "method": "retrieve",
+                                 "params": {"query": "Quillon bell noon", "mode": "sparse", "k": 1}}).json()
+    assert found["result"]["hits"][0]["text"] == KEPT["text"]

@@ -428,4 +428,9 @@ def test_the_key_value_area(store):
     store.put_values("settings", {"a": None, "b": "2"})
     assert store.get_values("settings", ["a", "b"]) == {"b": "2"}
     assert store.get_values("other", ["a"]) == {"a": "elsewhere"}
+    store.put_values("settings", {"c": "3", "a\x00b": "nul"})
+    store.put_values("settings2", {"z": "another namespace"})
+    assert store.list_values("settings") == {"a\x00b": "nul", "b": "2", "c": "3"}
+    assert list(store.list_values("settings", limit=2)) == ["a\x00b", "b"]
+    assert store.list_values("nothing-here") == {}
     assert store.revision() == revision  # not graph data: the derived indexes stay valid

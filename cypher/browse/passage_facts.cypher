@@ -1,12 +1,9 @@
-// The facts (subject, predicate, object) read from one passage, and the other entities
-// it mentions. :param is a passage id, or a document title for all of its passages.
-// Example from the sample corpus.
-:param passage => 'Tide-clock';
-
+// The facts read from a passage, one (subject, predicate, object) row each. Edit the value on
+// the WITH line: a passage id, or a document title for all of its live passages. Then paste the
+// whole file into the Neo4j Browser and run it. Example from the sample corpus.
+WITH 'Tide-clock' AS passage
 MATCH (p:Passage)
-WHERE p.id = $passage OR p.title = $passage
-OPTIONAL MATCH (s:Entity)-[r:RELATES {passage_id: p.id}]->(o:Entity)
-WITH p, collect(CASE WHEN r IS NULL THEN NULL
-                     ELSE {subject: s.name, predicate: r.predicate, object: o.name, fact: r.id} END) AS facts
-RETURN p.id AS passage, p.name AS caption, facts,
-       [(p)-[:MENTIONS]->(e:Entity) | e.name] AS mentions;
+WHERE (p.id = passage OR p.title = passage) AND p.forgotten_at IS NULL
+MATCH (s:Entity)-[r:RELATES {passage_id: p.id}]->(o:Entity)
+RETURN s.name AS subject, r.predicate AS predicate, o.name AS object, p.name AS passage, r.id AS fact
+ORDER BY passage, subject, predicate, object

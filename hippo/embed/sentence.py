@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -32,6 +33,16 @@ def resolve_model(name: str) -> str:
     return str(Path(name).expanduser()) if Path(name).expanduser().exists() else name
 
 
+def encode_unique(texts: list[str], encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    """``encode`` each distinct text once (names and facts recur), rows back in the order asked."""
+    unique = list(dict.fromkeys(texts))
+    vectors = encode(unique)
+    if len(unique) == len(texts):
+        return vectors
+    row = {text: i for i, text in enumerate(unique)}
+    return vectors[[row[t] for t in texts]]
+
+
 @lru_cache(maxsize=4)
 def _load(path: str, device: str):
     # Offline by construction: a name that is not on disk fails fast instead of
@@ -55,6 +66,8 @@ def _load(path: str, device: str):
 class SentenceEmbedder:
     """Encodes with a sentence-transformers model; vectors are L2-normalized float32."""
 
+    backend = "torch"
+
     def __init__(self, model: str, *, device: str = "cpu", batch_size: int = 64) -> None:
         self.name = model
         self._model = _load(resolve_model(model), device)
@@ -67,6 +80,9 @@ class SentenceEmbedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        return encode_unique(texts, self._encode)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
         with self._lock:
             vectors = self._model.encode(
                 texts,

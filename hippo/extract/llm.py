@@ -24,6 +24,7 @@ from hippo.llm.jsonparse import ParseError, parse_entities, parse_triples
 from hippo.llm.prompts import NER_SCHEMA, PROMPT_VERSION, TRIPLES_SCHEMA, ner_messages, triples_messages
 from hippo.llm.usage import Usage
 from hippo.models import Passage
+from hippo.text import normalize
 
 log = logging.getLogger(__name__)
 
@@ -163,10 +164,12 @@ class LLMExtractor:
         text = passage.embed_text
         try:
             ner = self.client.complete("ner", ner_messages(text), schema=NER_SCHEMA, usage=self.usage)
-            entities = parse_entities(ner.text)
+            entities = grounded_entities(parse_entities(ner.text), text)
             answer = self.client.complete("triples", triples_messages(text, entities), schema=TRIPLES_SCHEMA,
                                           usage=self.usage)
             triples, dropped = parse_triples(answer.text)
+            if dropped and not triples:
+                raise ParseError(f"none of the {dropped} triples is [subject, predicate, object]")
         except LLMUnavailable as exc:
             down.failed()
             return exc
@@ -199,6 +202,22 @@ class LLMExtractor:
         return {"model": self.client.name, "prompt_version": PROMPT_VERSION, "json_mode": self.client.json_level,
                 "stages": stages, "total": Usage.totals(stages), "llm_passages": extracted,
                 "cache_hits": hits, "fallbacks": fallbacks}
+
+
+def grounded_entities(names: list[str], passage: str) -> list[str]:
+    """The NER answer, refused when not one of its names occurs in the passage.
+
+    Small models answer about something else: for a passage on the Journal of
+    Psychotherapy Integration, Gemma 3 270M listed "Adolescence", "Psychology",
+    "Gender", "Identity"; each would become a node tying unrelated passages
+    together. Such an answer is unreadable (the passage falls back to spaCy).
+    Names are compared as normalized text; an answer with at least one name in
+    the passage is kept whole, as HippoRAG keeps GPT's (which may paraphrase).
+    """
+    haystack = f" {normalize(passage)} "
+    if names and not any((key := normalize(n)) and f" {key} " in haystack for n in names):
+        raise ParseError(f"none of the {len(names)} named entities occurs in the passage")
+    return names
 
 
 class _Breaker:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from hippo.extract.base import Extraction, NamedEntity, Triple
+from hippo.extract.chains import parse_chain
 from hippo.models import Passage
 from hippo.text import normalize
 
@@ -186,12 +187,27 @@ class SpacyExtractor:
         self._nlp = load_pipeline()
         self._batch_size = batch_size
         self._lock = threading.Lock()
+        self._last: tuple[str, object] | None = None
 
     def extract(self, passages: list[Passage]) -> list[Extraction]:
         texts = [p.text for p in passages]
         with self._lock:
             docs = list(self._nlp.pipe(texts, batch_size=self._batch_size))
         return [extract_doc(doc, p.title) for doc, p in zip(docs, passages, strict=True)]
+
+    def _parse(self, query: str):
+        """The parse of a question, kept for the next call: recall asks for phrases and hops of one query."""
+        with self._lock:
+            if self._last is None or self._last[0] != query:
+                self._last = (query, self._nlp(query))
+            return self._last[1]
+
+    def query_hops(self, query: str) -> list[str]:
+        """The first hop of a question's relation chain ("director of film X"), if it has one
+        (``hippo.extract.chains``): a query for the fact that names the bridge entity."""
+        chain = parse_chain(self._parse(query))
+        hop = chain.first_hop if chain else None
+        return [hop] if hop else []
 
     def query_phrases(self, query: str) -> list[str]:
         """The things a question names, for linking to graph nodes.
@@ -201,8 +217,7 @@ class SpacyExtractor:
         wife", "which country") link to generic nodes and pull the walk away
         from the entities that matter (measured: -10 points R@5 on MuSiQue).
         """
-        with self._lock:
-            doc = self._nlp(query)
+        doc = self._parse(query)
         named = [e for e in doc.ents if e.label_ not in _SKIP_TYPES]
         named += [c for c in doc.noun_chunks if any(t.pos_ in {"PROPN", "NUM"} for t in c)]
         return _phrases(doc, named) or _phrases(doc, list(doc.noun_chunks))

@@ -213,23 +213,27 @@ class GraphProjection:
                                                           delta * int(mine.sum()))))
         self.version += 1
 
-    def impact(self, passage_ids: list[str]) -> Impact:
-        """What retiring these live passages would take out of the graph."""
-        rows = np.array([v for v in dict.fromkeys(self.vertex[p] for p in passage_ids if p in self.vertex)
-                         if self.is_passage[v] and self.live[v]], dtype=np.int64)
+    def impact(self, passage_ids: list[str], spaces: Spaces = None) -> Impact:
+        """What retiring these live passages would take out of the graph a reader of ``spaces`` sees:
+        an entity counts as lost when no other passage of that view mentions it (so the answer
+        says nothing about passages the reader cannot see)."""
+        view = self.view(spaces)
+        candidates = np.array(list(dict.fromkeys(self.vertex[p] for p in passage_ids if p in self.vertex)),
+                              dtype=np.int64)
+        rows = candidates[view.visible_passage[candidates]] if len(candidates) else candidates
         facts = [fid for v in rows.tolist() for fid in self.fact_ids.take(self.facts_of(v))]
         if not len(rows):
             return Impact(facts=facts, entities=[], edges={"mention": 0, "relation": 0, "synonym": 0})
         _, entities = self.mentions_of(rows)
         mentioned, lost_support = np.unique(entities, return_counts=True)
-        lost = mentioned[self.support.counts(None, mentioned) - lost_support <= 0]
+        lost = mentioned[self.support.counts(view.codes, mentioned) - lost_support <= 0]
         synonym = 0
         if len(lost):
             self.seal()
             owners, columns = self.edges.entries(lost)
             syn = columns["kinds"] == SYNONYM
             targets = columns["targets"][syn].astype(np.int64)
-            visible = self.support.counts(None, targets) > 0
+            visible = self.support.counts(view.codes, targets) > 0
             both_lost = np.isin(targets, lost)
             synonym = int((visible & ~both_lost).sum() + (both_lost.sum() // 2))
         return Impact(facts=facts, entities=[self.record_ids[v] for v in lost.tolist()],

@@ -110,17 +110,29 @@ def passage_mass(
     incidence: sparse.csr_matrix,
     readout: Readout,
     blend: float = 0.5,
+    *,
+    strength: np.ndarray | None = None,
 ) -> np.ndarray:
     """A score per passage from the PPR vector.
 
     - ``passage``: the passage node's own probability (HippoRAG 2);
-    - ``incidence``: the sum of the probabilities of the entities it mentions,
-      ``incidence @ ppr`` (HippoRAG 1);
+    - ``incidence``: what the entities it mentions hold of the walk (HippoRAG 1),
+      ``incidence @ (ppr / strength)``;
     - ``blend``: ``blend * minmax(passage) + (1 - blend) * minmax(incidence)``.
+
+    ``strength`` (each vertex's summed edge weight) aligns the entity reading
+    with the walk: an entity hands each neighbour ``ppr / strength`` per unit
+    of edge weight, so a hub linked to a thousand passages gives each a
+    thousandth. Summing raw entity probabilities instead credits every passage
+    that mentions a hub with the hub's whole mass, which in an undirected walk
+    grows with its degree: passages listing many common entities win (measured:
+    R@5 15 % on MuSiQue, 1 % on 2Wiki). Without ``strength``, the raw sum.
     """
     own = ppr[passage_vertices]
     if readout == "passage":
         return own
+    if strength is not None:
+        ppr = np.divide(ppr, strength, out=np.zeros_like(ppr), where=strength > 0)
     summed = np.asarray(incidence @ ppr).ravel()[passage_vertices]
     if readout == "incidence":
         return summed

@@ -23,6 +23,7 @@ from scipy import sparse
 
 from hippo.graph.edges import KIND_NAMES, MENTION, SYNONYM
 from hippo.graph.ppr import Neighbours, SparseScores, Transition, power_pagerank, push_pagerank
+from hippo.graph.scoring import Readout, passage_mass
 from hippo.graph.projection import GraphProjection
 from hippo.store.base import Spaces
 
@@ -135,6 +136,16 @@ class GraphView:
             keep[syn] = seen[: syn.sum()] & seen[syn.sum():]
         return owners[keep], {name: values[keep] for name, values in columns.items()}
 
+    def walk_strength(self, vertices: np.ndarray) -> np.ndarray:
+        """The summed weight of each vertex's visible edges: exactly what a walk divides by
+        (``strength`` is an upper bound; reading the edges costs their number, so only when
+        something is hidden)."""
+        vertices = np.asarray(vertices, dtype=np.int64)
+        if self.everything:
+            return self.projection.strength[vertices]
+        owners, columns = self.entries(vertices)
+        return np.bincount(owners, weights=columns["weights"].astype(np.float64), minlength=len(vertices))
+
     def neighbours(self, vertices: np.ndarray) -> Neighbours:
         owners, columns = self.entries(vertices)
         return Neighbours(owners=owners, targets=columns["targets"].astype(np.int64),
@@ -231,3 +242,14 @@ class GraphView:
         inside = reached[at] == entities
         rows, cols = passages[owners[inside]], at[inside]
         return scores.scores, passages, sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, m))
+
+    def passage_scores(self, scores: SparseScores, readout: Readout, blend: float) -> tuple[np.ndarray, np.ndarray]:
+        """``scoring.passage_mass`` of a PPR result: (the visible passage vertices it reached, their
+        scores). An entity hands its passages its mass divided by its visible strength."""
+        mass, passages, incidence = self.local_readout(scores, readout != "passage")
+        strength = None
+        if readout != "passage":
+            strength = np.zeros(len(scores.vertices))
+            read = np.unique(incidence.indices)  # only the entities a reached passage mentions
+            strength[read] = self.walk_strength(scores.vertices[read])
+        return scores.vertices[passages], passage_mass(mass, passages, incidence, readout, blend, strength=strength)

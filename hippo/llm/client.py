@@ -6,7 +6,8 @@ own are switched off) so each one is counted and backs off the same way
 everywhere: exponential with jitter, or the server's ``Retry-After``.
 
 Structured output: ``json_mode="auto"`` asks for ``json_schema`` first, and
-when the endpoint refuses a ``response_format`` (400/422) steps down to
+when the endpoint refuses a ``response_format`` (400/422, or a 500 whose
+message names it, as llama-cpp-python's server sends) steps down to
 ``json_object`` and then to none, keeping the level that worked for later
 calls. The tolerant parser (``hippo.llm.jsonparse``) reads whatever comes back.
 """
@@ -211,7 +212,7 @@ class LLMClient:
                 if status == 404:
                     raise LLMConfigError(f"llm_model: {self.base_url} has no model {self.config.model!r} "
                                          f"or no chat endpoint (404: {_message(exc)})") from exc
-                if status not in _RETRY_STATUS and status < 500:
+                if status not in _RETRY_STATUS and (status < 500 or _refuses_format(exc, response_format)):
                     raise LLMRequestRefused(f"{stage}: {self.base_url} refused the request "
                                             f"({status}: {_message(exc)})") from exc
                 wait = _retry_after(exc)
@@ -257,6 +258,16 @@ def _completion(response: Any) -> Completion:
     return Completion(text=text, finish_reason=getattr(choice, "finish_reason", None),
                       prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                       completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0))
+
+
+def _refuses_format(exc: Any, response_format: dict[str, Any] | None) -> bool:
+    """A server error that is really a refusal of ``response_format``: llama-cpp-python's server
+    answers a ``json_schema`` it cannot validate with HTTP 500 and a message naming the field.
+    Retrying it only burns the retries; stepping down the json-mode ladder works."""
+    if response_format is None:
+        return False
+    text = f"{_message(exc)} {getattr(exc, 'body', '')}".casefold()
+    return "response_format" in text or "json_schema" in text
 
 
 def _message(exc: Any) -> str:

@@ -30,6 +30,7 @@ class Delta:
     retire: list[str] = field(default_factory=list)
     revive: list[str] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)  # keyword texts of retired and revived passages
+    titles: dict[str, str] = field(default_factory=dict)  # passage id -> title, for the passages that have one
     late: bool = False  # only vectors (and synonyms) for records already in the graph
     # Per kind: the records that came with this write, and the hashes of their vectors (None: none yet).
     records: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
@@ -46,6 +47,7 @@ class Delta:
             mentions=[(m.passage_id, m.entity_id) for m in batch.mentions],
             synonyms=[(s.a, s.b, s.score) for s in batch.synonyms],
             retire=list(batch.retire), revive=list(batch.revive), texts=dict(texts or {}),
+            titles={p.id: p.title for p in batch.passages if p.title},
         )
         delta._add_records([*batch.passages, *batch.entities, *batch.facts], vectors)
         return delta

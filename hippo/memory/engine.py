@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -11,23 +12,25 @@ from typing import Any
 import numpy as np
 
 from hippo.config import Settings
-from hippo.embed import Embedder, SentenceEmbedder
+from hippo.documents import expand_paths
+from hippo.embed import Embedder, open_embedder
 from hippo.errors import Conflict, InvalidInput
 from hippo.extract import Extractor, SpacyExtractor
 from hippo.extract.llm import usage_meter
 from hippo.llm.parts import llm_parts
-from hippo.memory import lifecycle
+from hippo.memory import lifecycle, reembed
 from hippo.memory.clues import ClueExpander
 from hippo.memory.delta import Delta
 from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
 from hippo.memory.guard import StateGuard
 from hippo.memory.hits import assemble_hits
-from hippo.memory.indexing import Progress, prepare, validate_documents
-from hippo.memory.lifecycle import WRITE_ATTEMPTS, NearDuplicatePolicy
+from hippo.memory.indexing import Progress, assign_ids, document_ids, prepare, validate_documents
+from hippo.memory.lifecycle import NearDuplicatePolicy
 from hippo.memory.names import visible_names
 from hippo.memory.persist import DerivedCache, load_state
 from hippo.memory.recall import RankedPassages, Recaller
 from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
+from hippo.memory.retry import write_attempts
 from hippo.memory.state import DerivedState
 from hippo.models import (
     Document,
@@ -48,6 +51,7 @@ from hippo.models import (
 from hippo.store import Store, WriteBatch, open_store
 
 MAX_QUERY_CHARS = 4_000
+INDEX_WRITE_ATTEMPTS = 8
 MAX_K = 1_000
 MAX_TOKEN_BUDGET = 1_000_000
 
@@ -114,13 +118,12 @@ class Memory:
                  extractor: Extractor | None = None) -> None:
         self.settings = settings or Settings()
         self.store = store
-        self.embedder = embedder or SentenceEmbedder(self.settings.embedding_model,
-                                                     batch_size=self.settings.embedding_batch_size)
+        self.embedder = embedder or open_embedder(self.settings)
         self._query_parser = SpacyExtractor()
         # Without settings.llm_model every part is None and openai is never imported.
         self.llm = llm_parts(self.settings, store=store, fallback=self._query_parser)
         self.extractor = extractor or self.llm.extractor or self._query_parser
-        self.store.bind_embedding_model(self.embedder.name, self.embedder.dim)
+        reembed.bind(self.store, self.embedder, reembed_on_mismatch=self.settings.reembed_on_open)
         self._lock = threading.RLock()  # one writer at a time
         self._guard = StateGuard()  # readers vs the in-place update that follows a write
         self._cache = DerivedCache.for_store(self.store, self.settings, self.embedder.dim)
@@ -130,7 +133,7 @@ class Memory:
         if self._state.unembedded:  # left by an earlier process whose embedding timed out
             self._background.wake()
         self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases,
-                                  fact_filter=self.llm.fact_filter)
+                                  fact_filter=self.llm.fact_filter, query_hops=self._query_parser.query_hops)
         self._expander = ClueExpander(self.settings, self.embedder.encode, writer=self.llm.clue_writer)
 
     @classmethod
@@ -175,6 +178,7 @@ class Memory:
             return self._state
         with self._lock:
             if self.store.revision() != self._state.revision:
+                reembed.check_identity(self.store, self.embedder)  # re-embedded by another process?
                 self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
             return self._state
 
@@ -216,9 +220,15 @@ class Memory:
 
     # -- writing -------------------------------------------------------------------
 
-    def index(self, documents: Iterable[Document | Mapping[str, Any] | str], *, space: str | None = None,
-              extractor: Extractor | None = None, progress: Progress | None = None) -> IndexResult:
+    def index(self, documents: Iterable[Document | Mapping[str, Any] | str | os.PathLike[str]], *,
+              space: str | None = None, extractor: Extractor | None = None,
+              progress: Progress | None = None) -> IndexResult:
         """Add documents. Passages already stored are skipped, so re-indexing is a no-op.
+
+        A ``pathlib.Path`` (a file or a folder) stands for the documents of its
+        files: PDF, HTML, DOCX, PPTX, Markdown, text, JSON/JSONL corpora
+        (``hippo.documents``). Passages are split on headings and pages and
+        keep their source path, page and heading path.
 
         Every document is validated before anything is written, so bad input
         writes nothing. Documents are then written in batches of
@@ -226,11 +236,14 @@ class Memory:
         mid-call leaves whole batches only, and calling again resumes where
         it stopped (stored passages are skipped). One transaction for a whole
         corpus would not fit a database server's transaction memory.
+
+        A caller's id outside ``org`` is owned by its space: ``X`` in
+        ``user:ann`` is stored as ``user:ann/X`` (``result.ids``; see ``hippo.spaces``).
         """
-        docs = validate_documents(documents, self.settings, space)
+        docs = assign_ids(validate_documents(expand_paths(documents, space=space), self.settings, space), self.store)
         size = self.settings.index_batch_documents
         batches = [docs[start : start + size] for start in range(0, len(docs), size)] or [[]]
-        total = IndexResult(documents=len(docs))
+        total = IndexResult(documents=len(docs), ids=document_ids(docs))
         timings: dict[str, float] = {}
         llm_usage = usage_meter(extractor or self.extractor)
         for number, batch in enumerate(batches):
@@ -248,7 +261,8 @@ class Memory:
 
     def _index_batch(self, docs: list[Document], extractor: Extractor, progress: Progress | None) -> IndexResult:
         with self._lock:
-            for attempt in range(WRITE_ATTEMPTS):
+            # An index batch re-plans (extracts, embeds) on every attempt: a few of them, not a deadline's worth.
+            for attempt in write_attempts(at_least=INDEX_WRITE_ATTEMPTS, deadline=0.0):
                 state = self._current()
                 prepared = prepare(docs, store=self.store, state=state, embedder=self.embedder, extractor=extractor,
                                    settings=self.settings, progress=progress)
@@ -257,7 +271,7 @@ class Memory:
                 try:
                     revision = self._commit(batch, prepared.vectors, state)
                 except Conflict:  # another process versioned one of these documents: plan again
-                    if attempt == WRITE_ATTEMPTS - 1:
+                    if attempt == INDEX_WRITE_ATTEMPTS - 1:
                         raise
                     continue
                 prepared.timings["store"] = time.perf_counter() - clock
@@ -369,19 +383,22 @@ class Memory:
                                   salience=salience, agent_id=agent_id)
 
     def forget(self, uid: str | None = None, *, custom_id: str | None = None, space: str = "org",
-               dry_run: bool = False, cascade: bool = True, reason: str | None = None) -> ForgetResult:
+               dry_run: bool = False, cascade: bool = True, reason: str | None = None,
+               spaces: Iterable[str] | None = None) -> ForgetResult:
         """Tombstone a memory, document or passage, and all derived from it; reversible by ``restore``.
 
         The result (or, with ``dry_run``, the preview) lists the passages,
         facts, entities that lose their last live passage, and edges it takes
         out. ``cascade=False`` refuses when derived facts or entities would go.
+        ``spaces``: what the caller may read; entities and edges are counted
+        in that view (another space's passages are never hinted at).
         """
         return lifecycle.forget(self, uid, custom_id=custom_id, space=space, dry_run=dry_run, cascade=cascade,
-                                reason=reason)
+                                reason=reason, spaces=_spaces(spaces))
 
-    def restore(self, uid: str) -> RestoreResult:
-        """Bring back what a ``forget`` of ``uid`` took out."""
-        return lifecycle.restore(self, uid)
+    def restore(self, uid: str, *, spaces: Iterable[str] | None = None) -> RestoreResult:
+        """Bring back what a ``forget`` of ``uid`` took out (``spaces``: as for ``forget``)."""
+        return lifecycle.restore(self, uid, _spaces(spaces))
 
     def history(self, custom_id: str | None = None, *, uid: str | None = None,
                 space: str = "org") -> list[MemoryVersion]:
@@ -416,7 +433,7 @@ class Memory:
         counts = self.store.counts()
         model = self.store.embedding_model()
         return Stats(**counts, revision=self.store.revision(), embedding_model=model[0] if model else None,
-                     store=self.store.url)
+                     embedding_backend=self.store.embedding_backend(), store=self.store.url)
 
     def graph_stats(self) -> dict[str, int]:
         """Vertex and edge counts of the in-process projection, by kind."""

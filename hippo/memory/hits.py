@@ -41,6 +41,7 @@ def assemble_hits(
         hits.append(Hit(
             id=pid, text=passage.text, score=round(score, 8), title=passage.title, doc_id=passage.doc_id,
             space=passage.space, scores=stage_scores(pid), provenance=provenance(pid),
+            source=passage.source, page=passage.page, headings=list(passage.headings),
         ))
         if len(hits) == k:
             break

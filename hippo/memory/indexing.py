@@ -14,15 +14,18 @@ import numpy as np
 from pydantic import ValidationError
 
 from hippo.config import Settings
+from hippo.documents.sections import split_document
 from hippo.embed import Embedder
 from hippo.errors import InvalidInput
 from hippo.extract.base import Extraction, Extractor
 from hippo.graph.synonyms import linkable, synonym_pairs
 from hippo.ids import document_id, entity_id, fact_id, passage_id
+from hippo.limits import check_depth
 from hippo.memory.state import DerivedState
 from hippo.models import Document, DocumentRecord, Entity, Fact, Mention, Passage, Synonym
+from hippo.spaces import ORG, check_org_id, check_space, stored_id
 from hippo.store.base import Store, WriteBatch, embed_hash, embed_text
-from hippo.text import normalize, split_passages
+from hippo.text import normalize
 
 Progress = Callable[[str, int, int], None]
 """Called as (stage, done, total)."""
@@ -65,10 +68,32 @@ def validate_documents(documents: Iterable[Document | Mapping[str, Any] | str], 
                                    limit=limit)
         if not doc.text.strip():
             raise InvalidInput(f"{where}.text", "is empty")
-        if not doc.space.strip():
-            raise InvalidInput(f"{where}.space", "is empty")
+        check_space(f"{where}.space", doc.space)
+        check_depth(f"{where}.meta", doc.meta)
         valid.append(doc)
     return valid
+
+
+def assign_ids(documents: list[Document], store: Store) -> list[Document]:
+    """The documents with caller ids under the ids they are stored as: owned by their space
+    (``hippo.spaces``). Idempotent; documents without an id keep none (it is derived)."""
+    given = [doc.id for doc in documents if doc.id is not None]
+    held = {(record.id, record.space) for record in store.documents(given)} if given else set()
+    assigned = []
+    for i, doc in enumerate(documents):
+        if doc.id is None:
+            assigned.append(doc)
+            continue
+        holds = (doc.id, doc.space) in held
+        if doc.space == ORG:
+            check_org_id(f"documents[{i}].id", doc.id, held=holds, title=doc.title, text=doc.text)
+        assigned.append(doc.model_copy(update={"id": stored_id(doc.space, doc.id, held=holds)}))
+    return assigned
+
+
+def document_ids(documents: list[Document]) -> list[str]:
+    """The stored id of each document (after ``assign_ids``), in order."""
+    return [doc.id or document_id(doc.title, doc.text, doc.space) for doc in documents]
 
 
 def split_documents(documents: list[Document], settings: Settings) -> tuple[list[DocumentRecord], list[Passage]]:
@@ -84,12 +109,14 @@ def split_documents(documents: list[Document], settings: Settings) -> tuple[list
 
 
 def document_passages(record: DocumentRecord, text: str, settings: Settings, version: int) -> list[Passage]:
-    """The passages of one version of a document (duplicate chunks once)."""
+    """The passages of one version of a document (duplicate chunks once), split on its
+    headings and pages (``hippo.documents.sections``)."""
     passages: dict[str, Passage] = {}
-    for n, chunk in enumerate(split_passages(text, settings.passage_chars)):
-        pid = passage_id(record.id, chunk, version)
-        passages.setdefault(pid, Passage(id=pid, doc_id=record.id, index=n, title=record.title, text=chunk,
-                                         space=record.space, version=version))
+    for n, chunk in enumerate(split_document(text, settings.passage_chars)):
+        pid = passage_id(record.id, chunk.text, version)
+        passages.setdefault(pid, Passage(id=pid, doc_id=record.id, index=n, title=record.title, text=chunk.text,
+                                         space=record.space, version=version, source=record.source,
+                                         page=chunk.page, headings=list(chunk.headings)))
     return list(passages.values())
 
 

@@ -14,17 +14,28 @@ live passages only, and ``restore`` brings them all back.
 
 from __future__ import annotations
 
-import json
-import math
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from hippo.errors import AlreadyForgotten, Conflict, InvalidInput, NotForgotten, NotFound
+from hippo.errors import AlreadyForgotten, Conflict, InvalidInput, NotForgotten, NotFound, StoreError
 from hippo.ids import memory_id, passage_id, text_hash
+from hippo.memory import inputs
 from hippo.memory.indexing import derive, embed_missing, link_synonyms
+from hippo.memory.inputs import (
+    MAX_CUSTOM_ID_BYTES,
+    MAX_INSTRUCTIONS_BYTES,
+    MAX_LABEL_CHARS,
+    MAX_SHORT_CHARS,
+    MAX_TEXT_BYTES,
+    MAX_UID_BYTES,
+    default_label,
+    memory_uid,
+    target_uid,
+)
+from hippo.memory.retry import Reused, write_attempts
 from hippo.models import (
     DocumentRecord,
     ForgetResult,
@@ -37,73 +48,15 @@ from hippo.models import (
     RememberResult,
     RestoreResult,
 )
-from hippo.store.base import WriteBatch, embed_hash
+from hippo.spaces import check_space
+from hippo.store.base import Spaces, WriteBatch, embed_hash
 
 if TYPE_CHECKING:
     from hippo.memory.engine import Memory
 
-MAX_TEXT_BYTES = 8 * 1024
-MAX_CUSTOM_ID_BYTES = 512
-MAX_LABEL_CHARS = 80
-MAX_INSTRUCTIONS_BYTES = 4 * 1024
-MAX_SHORT_CHARS = 200  # space, agent id, reason
-MAX_PROPS_BYTES = 16 * 1024
-WRITE_ATTEMPTS = 8  # optimistic-concurrency retries against writers in other processes
+RELOAD_RETRIES = 3  # derived-state reloads that may fail because other processes kept writing
 INSTRUCTIONS = "remember-instructions"  # key-value namespace: space -> text
 NearDuplicatePolicy = Literal["reuse", "create"]
-
-
-# -- validation ------------------------------------------------------------------------
-
-
-def _utf8(field: str, value: str, limit: int) -> int:
-    try:
-        size = len(value.encode("utf-8"))
-    except UnicodeEncodeError as exc:
-        raise InvalidInput(field, f"is not valid UTF-8 (at character {exc.start})") from exc
-    if size > limit:
-        raise InvalidInput(field, f"has {size} bytes; the limit is {limit}", limit=limit)
-    return size
-
-
-def _text(field: str, value: Any, limit: int, *, empty_ok: bool = False) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(field, f"must be a string, got {type(value).__name__}")
-    _utf8(field, value, limit)
-    if not empty_ok and not value.strip():
-        raise InvalidInput(field, "is empty")
-    return value
-
-
-def _unit(field: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0 \
-            or math.isnan(value):
-        raise InvalidInput(field, f"must be a number from 0 to 1, got {value!r}", limit=1.0)
-    return float(value)
-
-
-def _props(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InvalidInput("props", f"must be an object, got {type(value).__name__}")
-    try:
-        encoded = json.dumps(value, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput("props", f"must be JSON-serializable: {exc}") from exc
-    _utf8("props", encoded, MAX_PROPS_BYTES)
-    return json.loads(encoded)
-
-
-def default_label(text: str) -> str:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return first if len(first) <= MAX_LABEL_CHARS else first[: MAX_LABEL_CHARS - 1] + "…"
-
-
-def memory_uid(space: str, custom_id: str | None, text: str) -> str:
-    return memory_id(space, f"id:{custom_id}") if custom_id is not None else memory_id(space, f"text:{text_hash(text)}")
 
 
 # -- remember --------------------------------------------------------------------------
@@ -113,37 +66,52 @@ def remember(memory: Memory, text: str, *, custom_id: str | None = None, label: 
              space: str = "org", on_near_duplicate: NearDuplicatePolicy = "reuse",
              props: dict[str, Any] | None = None, confidence: float | None = None, salience: float | None = None,
              agent_id: str | None = None) -> RememberResult:
-    text = _text("text", text, MAX_TEXT_BYTES).strip()
+    text = inputs.text("text", text, MAX_TEXT_BYTES).strip()
     if custom_id is not None:
-        custom_id = _text("custom_id", custom_id, MAX_CUSTOM_ID_BYTES)
-    label = default_label(text) if label is None else _text("label", label, 4 * MAX_LABEL_CHARS)[:MAX_LABEL_CHARS]
-    space = _text("space", space, MAX_SHORT_CHARS)
+        custom_id = inputs.text("custom_id", custom_id, MAX_CUSTOM_ID_BYTES)
+    label = default_label(text) if label is None else inputs.text("label", label, 4 * MAX_LABEL_CHARS)[:MAX_LABEL_CHARS]
+    space = check_space("space", space)
     if on_near_duplicate not in ("reuse", "create"):
         raise InvalidInput("on_near_duplicate", f"must be 'reuse' or 'create', got {on_near_duplicate!r}")
     if agent_id is not None:
-        agent_id = _text("agent_id", agent_id, MAX_SHORT_CHARS)
+        agent_id = inputs.text("agent_id", agent_id, MAX_SHORT_CHARS)
     meta = {key: value for key, value in {
-        "custom_id": custom_id, "props": _props(props), "confidence": _unit("confidence", confidence),
-        "salience": _unit("salience", salience), "agent_id": agent_id,
+        "custom_id": custom_id, "props": inputs.props(props), "confidence": inputs.unit("confidence", confidence),
+        "salience": inputs.unit("salience", salience), "agent_id": agent_id,
     }.items() if value not in (None, {})}
 
     uid = memory_uid(space, custom_id, text)
     store = memory.store
-    with memory._lock:
-        for _ in range(WRITE_ATTEMPTS):
-            state = memory._current()
+    reused = Reused(memory.extractor, memory._bounded_encode)
+    failed_reloads = 0
+    for attempt in write_attempts():  # each backoff sleeps outside the lock: this process's other writers go on
+        with memory._lock:
+            try:
+                state = memory._current()
+            except StoreError:  # other processes kept writing while this one reloaded the derived state
+                failed_reloads += 1
+                if failed_reloads > RELOAD_RETRIES:
+                    raise
+                continue
             [old] = store.documents([uid]) or [None]
+            if old is not None and old.space != space:
+                # Written before ids were owned by their space: never adopt another space's record.
+                raise InvalidInput("custom_id", f"the id of this memory ({uid}) is held by a record of another "
+                                                "space; choose another custom_id")
             live = [p for p in store.document_passages([uid]) if p.forgotten_at is None] if old else []
             if old is not None and old.forgotten_at is None and live and live[0].text == text:
                 if custom_id is None and on_near_duplicate == "create":
                     uid, old, live = memory_id(space, f"text:{text_hash(text)}:{uuid.uuid4().hex}"), None, []
                 else:
-                    return _unchanged(memory, old, live[0], label, meta, reused=custom_id is None)
+                    try:
+                        return _unchanged(memory, old, live[0], label, meta, reused=custom_id is None)
+                    except Conflict:
+                        continue
             version = old.version + 1 if old else 1
             record = DocumentRecord(id=uid, title=label, space=space, version=version, meta=meta, kind="memory")
             passage = Passage(id=passage_id(uid, text, version), doc_id=uid, text=text, space=space, version=version)
-            derived = derive([passage], store=store, state=state, encode=memory._bounded_encode,
-                             extractor=memory.extractor, settings=memory.settings, tolerate_embedding_failure=True)
+            derived = derive([passage], store=store, state=state, encode=reused.encode, extractor=reused,
+                             settings=memory.settings, tolerate_embedding_failure=True)
             batch = WriteBatch(
                 documents=[record], passages=[passage], entities=derived.entities, facts=derived.facts,
                 mentions=derived.mentions, synonyms=derived.synonyms,
@@ -164,7 +132,7 @@ def remember(memory: Memory, text: str, *, custom_id: str | None = None, label: 
                 near_duplicates=_near_duplicates(memory, vector, space, exclude={passage.id}),
                 instructions=get_instructions(memory, space),
             )
-    raise Conflict(f"memory {uid} kept changing under concurrent writers ({WRITE_ATTEMPTS} attempts)")
+    raise Conflict(f"memory {uid} kept changing under concurrent writers ({attempt + 1} attempts)")
 
 
 def _unchanged(memory: Memory, record: DocumentRecord, passage: Passage, label: str, meta: dict[str, Any],
@@ -221,38 +189,35 @@ def _near_duplicates(memory: Memory, vector: np.ndarray | None, space: str, excl
 # -- forget and restore ----------------------------------------------------------------
 
 
-def _resolve(memory: Memory, uid: str) -> tuple[DocumentRecord | None, list[Passage]]:
-    """The document named (with all its passages), or the single passage named."""
+def _resolve(memory: Memory, uid: str, space: str | None = None) -> tuple[DocumentRecord | None, list[Passage]]:
+    """The document named (with all its passages), or the single passage named.
+
+    ``space``: the memory was named by custom id in that space; a record of another space is not it.
+    """
     [doc] = memory.store.documents([uid]) or [None]
-    if doc is not None:
+    if doc is not None and (space is None or doc.space == space):
         return doc, memory.store.document_passages([uid])
-    passages = memory.store.passages([uid])
+    passages = memory.store.passages([uid]) if space is None else []
     if not passages:
         raise NotFound(f"uid {uid!r}: no memory, document or passage has this id")
     return None, passages
 
 
-def _target_uid(uid: str | None, custom_id: str | None, space: str) -> str:
-    if (uid is None) == (custom_id is None):
-        raise InvalidInput("uid", "give exactly one of uid and custom_id")
-    if custom_id is not None:
-        space = _text("space", space, MAX_SHORT_CHARS)
-        return memory_uid(space, _text("custom_id", custom_id, MAX_CUSTOM_ID_BYTES), "")
-    return _text("uid", uid, MAX_CUSTOM_ID_BYTES)
-
-
 def forget(memory: Memory, uid: str | None = None, *, custom_id: str | None = None, space: str = "org",
-           dry_run: bool = False, cascade: bool = True, reason: str | None = None) -> ForgetResult:
-    uid = _target_uid(uid, custom_id, space)
+           dry_run: bool = False, cascade: bool = True, reason: str | None = None,
+           spaces: Spaces = None) -> ForgetResult:
+    """``spaces``: what the caller may read; the facts, entities and edges reported are those
+    leaving that view (everything, for None)."""
+    uid, named_in = target_uid(uid, custom_id, space)
     if reason is not None:
-        reason = _text("reason", reason, MAX_SHORT_CHARS)
+        reason = inputs.text("reason", reason, MAX_SHORT_CHARS)
     with memory._lock:
         state = memory._current()
-        doc, passages = _resolve(memory, uid)
+        doc, passages = _resolve(memory, uid, named_in)
         live = [p for p in passages if p.forgotten_at is None]
         if (doc is not None and doc.forgotten_at is not None) or not live:
             raise AlreadyForgotten(f"uid {uid!r} is already forgotten; restore it with restore({uid!r})")
-        impact = state.projection.impact([p.id for p in live])
+        impact = state.projection.impact([p.id for p in live], spaces)
         if not cascade and (impact.facts or impact.entities):
             raise InvalidInput("cascade", f"forgetting {uid} would also retire {len(impact.facts)} facts and "
                                           f"{len(impact.entities)} entities; pass cascade=True, or dry_run=True "
@@ -274,8 +239,9 @@ def forget(memory: Memory, uid: str | None = None, *, custom_id: str | None = No
         return result
 
 
-def restore(memory: Memory, uid: str) -> RestoreResult:
-    uid = _text("uid", uid, MAX_CUSTOM_ID_BYTES)
+def restore(memory: Memory, uid: str, spaces: Spaces = None) -> RestoreResult:
+    """``spaces``: what the caller may read; ``entities`` counts those that come back into that view."""
+    uid = inputs.text("uid", uid, MAX_UID_BYTES)
     with memory._lock:
         state = memory._current()
         doc, passages = _resolve(memory, uid)
@@ -293,7 +259,7 @@ def restore(memory: Memory, uid: str) -> RestoreResult:
                                    "remember or index that text again to bring it back")
             back, documents = [passage], []
         memory._commit(WriteBatch(documents=documents, revive=[p.id for p in back]), {}, state)
-        entities = memory._current().projection.impact([p.id for p in back]).entities
+        entities = memory._current().projection.impact([p.id for p in back], spaces).entities
     return RestoreResult(uid=uid, passages=[p.id for p in back], entities=len(entities))
 
 
@@ -321,8 +287,8 @@ def delete_documents(memory: Memory, ids: list[str], *, reason: str | None = Non
 
 def history(memory: Memory, custom_id: str | None = None, *, uid: str | None = None,
             space: str = "org") -> list[MemoryVersion]:
-    uid = _target_uid(uid, custom_id, space)
-    doc, passages = _resolve(memory, uid)
+    uid, named_in = target_uid(uid, custom_id, space)
+    doc, passages = _resolve(memory, uid, named_in)
     if doc is None:
         raise NotFound(f"uid {uid!r} is a passage, not a memory or document")
     versions: dict[int, list[Passage]] = {}
@@ -363,8 +329,8 @@ def memories(memory: Memory, *, spaces: frozenset[str] | None = None, live: bool
 
 
 def set_instructions(memory: Memory, text: str, space: str = "org") -> None:
-    text = _text("text", text, MAX_INSTRUCTIONS_BYTES, empty_ok=True)
-    space = _text("space", space, MAX_SHORT_CHARS)
+    text = inputs.text("text", text, MAX_INSTRUCTIONS_BYTES, empty_ok=True)
+    space = check_space("space", space)
     memory.store.put_values(INSTRUCTIONS, {space: text.strip() or None})
 
 

@@ -49,11 +49,12 @@ from hippo.memory.delta import KINDS, Delta
 from hippo.memory.keywords import KeywordIndex
 from hippo.memory.shards import FlatShard, HnswShard
 from hippo.memory.state import DerivedState, ann_settings
+from hippo.memory.titles import TitleIndex
 from hippo.memory.vectors import VectorIndex, VectorStore
 from hippo.store.base import Store
 
 log = logging.getLogger("hippo.persist")
-FORMAT = 2
+FORMAT = 3  # 3: passage titles (issue 14's title seeds)
 RECORD = struct.Struct("<4sQI")  # magic, payload length, CRC-32 of the payload
 MAGIC = b"HJR1"
 CHUNK = 1 << 24
@@ -216,6 +217,7 @@ class DerivedCache:
         projection = GraphProjection.from_arrays(arrays("graph"), manifest["spaces"])
         spaces = {int(code): arrays(f"keywords-{code}") for code in manifest["keyword_spaces"]}
         keywords = KeywordIndex.from_arrays(arrays("keywords"), spaces)
+        titles = TitleIndex.from_arrays(arrays("titles"))
         ann = ann_settings(settings)
         indexes = {}
         for kind in KINDS:
@@ -240,7 +242,7 @@ class DerivedCache:
                     index.shards[int(code)] = HnswShard(graph, ann, *saved["ef"][code], dead=dead)
             indexes[kind] = index
         state = DerivedState(revision=manifest["revision"], projection=projection, passages=indexes["passage"],
-                             entities=indexes["entity"], facts=indexes["fact"], keywords=keywords,
+                             entities=indexes["entity"], facts=indexes["fact"], keywords=keywords, titles=titles,
                              unembedded={(k, rid) for k, rid in manifest["unembedded"]})
         return state
 
@@ -319,6 +321,8 @@ class DerivedCache:
             put(f"graph.{name}", values)
         for name, values in state.keywords.arrays().items():
             put(f"keywords.{name}", values)
+        for name, values in state.titles.arrays().items():
+            put(f"titles.{name}", values)
         for code, space in state.keywords.spaces.items():
             for name, values in space.arrays(len(state.keywords.vocabulary)).items():
                 put(f"keywords-{code}.{name}", values)

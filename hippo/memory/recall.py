@@ -19,16 +19,17 @@ from typing import Protocol
 import numpy as np
 
 from hippo.config import Settings
+from hippo.graph.bridge import bridge_seeds
 from hippo.graph.scoring import (
     fact_seed_weights,
     fuse_seeds,
     link_seed_weights,
-    passage_mass,
     top_distinct,
     top_indices,
 )
 from hippo.graph.view import GraphView
 from hippo.memory.state import DerivedState
+from hippo.memory.titles import title_seeds
 from hippo.models import Clue, Seed, Strategy
 from hippo.store.base import Spaces
 
@@ -106,11 +107,13 @@ class Recaller:
     """Recall over one derived state. Holds no data of its own."""
 
     def __init__(self, settings: Settings, embed: Callable[[list[str]], np.ndarray],
-                 query_phrases: Callable[[str], list[str]], fact_filter: FactFilter | None = None) -> None:
+                 query_phrases: Callable[[str], list[str]], fact_filter: FactFilter | None = None,
+                 query_hops: Callable[[str], list[str]] | None = None) -> None:
         self.settings = settings
         self._embed = embed
         self._phrases = query_phrases
         self._filter = fact_filter
+        self._hops = query_hops
 
     def rank(self, query: str, state: DerivedState, spaces: Spaces, *, n: int, k: int,
              lookup: Lookup) -> RankedPassages:
@@ -121,14 +124,15 @@ class Recaller:
         if view.passage_total == 0:
             return RankedPassages.fallback("empty", view, query, [], {}, timings)
         phrases = self._phrases(query)
-        vectors = self._embed([query, *phrases])
-        q, phrase_vectors = vectors[0], vectors[1:]
+        hops = self._hops(query) if self._hops is not None and s.hop_fact_queries else []
+        vectors = self._embed([query, *phrases, *hops])
+        q, phrase_vectors, hop_vectors = vectors[0], vectors[1 : 1 + len(phrases)], vectors[1 + len(phrases) :]
         timings["embed"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
         ranking_k = max(k * 4, 50)
         dense = self._dense(state, view, q, max(s.passage_prior_top, ranking_k))
-        kept, fact_scores = self._facts(state, view, q)
+        kept, fact_scores = self._facts(state, view, np.vstack([q, hop_vectors]) if len(hops) else q)
         links = self._links(state, view, phrase_vectors)
         timings["seeds"] = time.perf_counter() - clock
         notes: list[str] = []
@@ -153,18 +157,27 @@ class Recaller:
 
         clock = time.perf_counter()
         prior_vertices, prior = self._prior(query, q, dense, state, view, spaces, lookup)
-        reset_vertices = np.concatenate([np.fromiter(seeds, dtype=np.int64, count=len(seeds)), prior_vertices])
+        titles = title_seeds(state.titles, query, view.visible_passage)
+        reset_vertices = np.concatenate([np.fromiter(seeds, dtype=np.int64, count=len(seeds)), prior_vertices,
+                                         np.fromiter(titles, dtype=np.int64, count=len(titles))])
         reset_weights = np.concatenate([np.fromiter(seeds.values(), dtype=np.float64, count=len(seeds)),
-                                        s.passage_weight * prior])
-        ppr = view.pagerank(reset_vertices, reset_weights, s.damping, solver=s.ppr_solver, epsilon=s.ppr_epsilon,
-                            exact_max_edges=s.ppr_exact_max_edges)
+                                        s.passage_weight * prior,
+                                        s.title_weight * np.fromiter(titles.values(), dtype=np.float64,
+                                                                     count=len(titles))])
+        passage_vertices, mass = self._walk(view, reset_vertices, reset_weights)
+        if s.bridge_weight > 0:  # the second hop: restart also at the entities of the best passages
+            bridge = bridge_seeds(mass, passage_vertices, view.mentions, view.passage_count,
+                                  passages=s.bridge_passages, k=s.bridge_top_k)
+            if bridge:  # the second walk also restarts at the first seeds: it ranks on its own
+                reset_vertices = np.concatenate([reset_vertices, np.fromiter(bridge, dtype=np.int64)])
+                reset_weights = np.concatenate([reset_weights, s.bridge_weight * np.fromiter(bridge.values(),
+                                                                                             dtype=np.float64)])
+                passage_vertices, mass = self._walk(view, reset_vertices, reset_weights)
         timings["ppr"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        scores, passages, incidence = view.local_readout(ppr, s.passage_readout != "passage")
-        mass = passage_mass(scores, passages, incidence, s.passage_readout, s.readout_blend)
         order = top_indices(mass, ranking_k)
-        ranked_vertices = ppr.vertices[passages[order]]
+        ranked_vertices = passage_vertices[order]
         ranking = [(vertex_ids[v], float(mass[i])) for v, i in zip(ranked_vertices.tolist(), order, strict=True)]
         dense_by_id = dict(zip((vertex_ids[v] for v in ranked_vertices.tolist()),
                                dense.score_of(state, q, ranked_vertices).tolist(), strict=True))
@@ -185,6 +198,14 @@ class Recaller:
                               query_vector=q, fact_scores=fact_scores)
 
     # -- pieces --------------------------------------------------------------------
+
+    def _walk(self, view: GraphView, vertices: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """PPR from the sparse reset (``weights`` at ``vertices``), read out as (the visible passage
+        vertices it reached, one score each)."""
+        s = self.settings
+        ppr = view.pagerank(vertices, weights, s.damping, solver=s.ppr_solver, epsilon=s.ppr_epsilon,
+                            exact_max_edges=s.ppr_exact_max_edges)
+        return view.passage_scores(ppr, s.passage_readout, s.readout_blend)
 
     def _recognise(self, query: str, state: DerivedState, kept: list[int], scores: list[float],
                    lookup: Lookup) -> tuple[list[int], list[float], str | None]:
@@ -250,11 +271,22 @@ class Recaller:
 
     def _facts(self, state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[list[int], list[float]]:
         """The top facts (distinct texts) among visible ones, with min-max scores over every
-        visible fact (an approximate index finds the lowest by searching for ``-q``)."""
+        visible fact (an approximate index finds the lowest by searching for ``-q``).
+
+        ``q`` is the query vector, or a matrix of it and the first hops of its chain: a fact
+        then scores its best cosine with any of them (and the scale's floor is the highest of
+        their floors, a bound of the true one)."""
         top_k = self.settings.fact_top_k
         if not len(state.facts) or top_k == 0:
             return [], []
-        raw, rows, low = state.facts.top_and_lowest(q, top_k * 8, view.codes)
+        queries = np.atleast_2d(q)
+        found = [state.facts.top_and_lowest(x, top_k * 8, view.codes) for x in queries]
+        raw, rows, low = found[0]
+        if len(found) > 1:
+            rows = np.unique(np.concatenate([f[1] for f in found]))
+            raw = np.max([state.facts.scores(x, rows) for x in queries], axis=0)
+            low = max(f[2] for f in found)
+            rows, raw = rows[np.argsort(-raw, kind="stable")], -np.sort(-raw, kind="stable")
         if not len(rows):
             return [], []
         raw = raw.astype(np.float64)

@@ -24,6 +24,7 @@ from hippo.graph.projection import GraphProjection
 from hippo.memory.delta import Delta
 from hippo.memory.keywords import KeywordIndex
 from hippo.memory.shards import AnnSettings
+from hippo.memory.titles import TitleIndex
 from hippo.memory.vectors import VectorIndex
 from hippo.models import Entity, Fact, Passage
 from hippo.store.base import GraphData, Store, VectorKind, WriteBatch
@@ -63,6 +64,7 @@ class DerivedState:
     entities: VectorIndex
     facts: VectorIndex
     keywords: KeywordIndex = field(default_factory=KeywordIndex)  # BM25 rows are passage vertices
+    titles: TitleIndex = field(default_factory=TitleIndex)  # passage titles -> passage vertices
     # Graph records stored without a vector yet (a remember whose embedding timed out):
     # (kind, id). They are in the graph and the keyword index, not in vector search.
     unembedded: set[tuple[VectorKind, str]] = field(default_factory=set)
@@ -116,6 +118,8 @@ class DerivedState:
             records = {"passage": [pid for pid, _ in data.passages], "entity": data.entities,
                        "fact": [f[0] for f in data.facts]}[kind]
             state.unembedded.update((kind, rid) for rid in records if rid not in held)
+        for pid, title in data.titles.items():
+            state.titles.add(vertex[pid], title)
         passage_labels = np.array([vertex[pid] for pid, _ in data.passages], dtype=np.int64)
         state._place_passages(passage_labels)
         entities = np.array([vertex[e] for e in data.entities], dtype=np.int64)
@@ -165,6 +169,8 @@ class DerivedState:
         ))
         for pid, _, text in passages:
             self.keywords.add(known[pid], text, int(p.space_code[known[pid]]))
+            if pid in delta.titles:
+                self.titles.add(known[pid], delta.titles[pid])
         rows = {p.fact_ids[row]: row for row in range(first_fact, len(p.fact_ids))}
         self._add_vectors(delta, rows, fresh=fresh)
         self._set_live(delta.retire, False, delta.texts)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from hippo.graph.edges import KIND_NAMES
-from hippo.graph.scoring import passage_mass, top_indices
+from hippo.graph.scoring import top_indices
 from hippo.graph.view import GraphView
 from hippo.memory.hits import assemble_hits
 from hippo.memory.names import visible_names
@@ -132,10 +132,9 @@ def seed_walk(memory: Memory, seed_weights: Mapping[str, float], *, spaces: Spac
         return []
     settings = memory.settings
     ppr = _pagerank(memory, view, list(vertices.values()), weights)
-    scores, passages_at, incidence = view.local_readout(ppr, settings.passage_readout != "passage")
-    mass = passage_mass(scores, passages_at, incidence, settings.passage_readout, settings.readout_blend)
+    passage_vertices, mass = view.passage_scores(ppr, settings.passage_readout, settings.readout_blend)
     order = [i for i in top_indices(mass, max(k * 4, 50)) if mass[i] > 0]
-    ranking = [(projection.record_ids[int(ppr.vertices[passages_at[i]])], float(mass[i])) for i in order]
+    ranking = [(projection.record_ids[int(passage_vertices[i])], float(mass[i])) for i in order]
     passages = {p.id: p for p in memory.store.passages(pid for pid, _ in ranking)}
 
     seed_of_vertex = {v: sid for sid, v in vertices.items()}

@@ -10,8 +10,8 @@ from functools import partial
 from typing import Any
 
 from hippo import __version__
-from hippo.access import KeyRing
 from hippo.config import Settings
+from hippo.keys import KeyRing
 from hippo.memory import Memory
 from hippo.memory.walk import MAX_HOPS
 from hippo.server import filters
@@ -22,6 +22,7 @@ from hippo.server.handlers import CORE, EXTENSIONS, GRAPH_OPS, MODES
 from hippo.server.memories import MemoryRegistry
 from hippo.server.protocol import EXTENSION_CAPABILITY, Connection
 from hippo.server.sessions import SessionRegistry
+from hippo.store import Store
 
 # L1: retrieve in dense/sparse/hybrid with filters, citations, one score scale per mode, k and minScore
 # honoured. L2: L1 plus a selection of SOTA surfaces; hippo's is graph (local, neighbors).
@@ -36,9 +37,7 @@ class Service:
         self.memories = MemoryRegistry(memory.store)
         self.sessions = SessionRegistry(memory.store)
         self.live = LiveSpaces(memory)
-        # API keys (hippo.access): a key file makes them required, as HIPPO_REQUIRE_API_KEY does.
         self.keys = KeyRing.from_settings(memory.settings, store=memory.store)
-        self.keys_required = bool(memory.settings.api_keys or memory.settings.require_api_key)
         # Extensions are advertised only when the engine has them (the lifecycle API).
         self.extensions = {name: fn for name, fn in EXTENSIONS.items()
                            if hasattr(memory, name.removeprefix("x-hippo/"))}
@@ -65,6 +64,11 @@ class Service:
             caps[EXTENSION_CAPABILITY] = {"methods": sorted(self.extensions), "version": 1}
         return caps
 
+    @property
+    def keys_required(self) -> bool:
+        """A key file, keys issued into the store, or HIPPO_REQUIRE_API_KEY: callers need a key."""
+        return self.memory.settings.require_api_key or self.keys.required
+
     def context(self, principal: Principal | None) -> Context:
         return Context(live=self.live, principal=principal)
 
@@ -80,17 +84,16 @@ class Service:
         self.memory.close()
 
 
-def open_service(store: str | None = None, *, settings: Settings | None = None,
+def open_service(store: str | Store | None = None, *, settings: Settings | None = None,
                  server_settings: ServerSettings | None = None, embedder: Any = None) -> Service:
     """Open the store and models (never downloaded) and wrap them as a server."""
-    from hippo.embed import SentenceEmbedder
+    from hippo.embed import open_embedder
 
     settings = settings or Settings()
     server_settings = server_settings or ServerSettings()
-    import torch
-
-    torch.set_num_threads(server_settings.torch_threads)  # a server process: requests are the parallelism
-    inner = embedder or SentenceEmbedder(settings.embedding_model, batch_size=settings.embedding_batch_size)
+    # A server process: requests are the parallelism, so the encoder (torch or onnxruntime) gets one
+    # intra-op thread each unless told otherwise.
+    inner = embedder or open_embedder(settings, threads=server_settings.torch_threads)
     if server_settings.coalesce_embeddings and not isinstance(inner, CoalescingEmbedder):
         inner = CoalescingEmbedder(inner)
     return Service(Memory.open(store, settings=settings, embedder=inner), server_settings)

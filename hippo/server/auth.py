@@ -3,8 +3,8 @@
 The principal comes from the API key in the transport headers
 (``Authorization: Bearer <key>`` or ``X-API-Key``; keys in ``HIPPO_API_KEYS``
 or the store, see ``hippo.access``). A request without a key is anonymous
-(may read and write everything) unless keys are required
-(``HIPPO_REQUIRE_API_KEY``, or a key file is configured). Handlers read through
+(may read and write everything) unless keys are required: a key file is
+configured, keys were issued into the store, or ``HIPPO_REQUIRE_API_KEY``. Handlers read through
 ``Context.read_spaces`` and call the engine through ``Context.scoped``
 (``hippo.access.ScopedMemory``), which checks every write.
 """
@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from hippo.access import KeyRing, ScopedMemory, admin_principal, key_from_headers
 from hippo.access import Principal as Access
+from hippo.access import ScopedMemory, admin_principal
 from hippo.errors import HippoError
+from hippo.keys import KeyRing, key_from_headers
 from hippo.memory import Memory
 from hippo.memory.walk import graph_spaces
+from hippo.spaces import session_space
 from hippo.store.base import Spaces
 
 SESSION_PREFIX = "session:"
@@ -55,10 +57,6 @@ def resolve_principal(headers: Mapping[str, str], keys: KeyRing | None = None, *
     if access is None:
         raise Unauthorized("unknown API key")
     return Principal(id=access.user_id, spaces=access.read_spaces(), access=access)
-
-
-def session_space(session_id: str) -> str:
-    return f"{SESSION_PREFIX}{session_id}"
 
 
 @dataclass

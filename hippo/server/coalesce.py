@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hippo.embed import Embedder
+from hippo.embed import Embedder, backend_of
 
 
 @dataclass
@@ -49,6 +49,10 @@ class CoalescingEmbedder:
     @property
     def dim(self) -> int:
         return self.inner.dim
+
+    @property
+    def backend(self) -> str:
+        return backend_of(self.inner)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts or len(texts) > self.max_texts:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import uuid
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -47,7 +49,7 @@ def from_validation(exc: ValidationError, prefix: str = "") -> RcpError:
     return invalid(field, message, limit=limit)
 
 
-def translate(exc: BaseException) -> RcpError:
+def translate(exc: BaseException, where: str = "a request") -> RcpError:
     """Any exception a handler raised, as the RCP error a client can act on."""
     if isinstance(exc, RcpError):
         return exc
@@ -69,5 +71,23 @@ def translate(exc: BaseException) -> RcpError:
         return RcpError(Errc.UNAUTHORIZED, str(exc), {"space": exc.space, "right": exc.right, "retryable": False})
     if isinstance(exc, hippo_errors.HippoError):
         return RcpError(Errc.INVALID_PARAMS, str(exc))
-    log.exception("internal error", exc_info=exc)
-    return RcpError(Errc.INTERNAL_ERROR, f"internal error ({type(exc).__name__}); the server log has details")
+    return internal(exc, where)
+
+
+def internal(exc: BaseException, where: str = "a request") -> RcpError:
+    """-32603 for a server bug, logged as one line under a request id the client is given too.
+
+    One line, not a traceback: a failure as deep as Python's recursion limit would
+    otherwise write thousands of lines per request. The traceback is at DEBUG level.
+    """
+    request_id = uuid.uuid4().hex[:12]
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    at = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}" if tb is not None else ""
+    text = " ".join(str(exc).split())[:200]
+    log.error("internal error in %s (request %s): %s%s%s", where, request_id, type(exc).__name__,
+              f": {text}" if text else "", at)
+    log.debug("request %s traceback", request_id, exc_info=exc)
+    return RcpError(Errc.INTERNAL_ERROR, f"internal error ({type(exc).__name__}); the server log has details "
+                                         f"under request {request_id}", {"requestId": request_id, "retryable": False})

@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
-from hippo.ids import document_id
 from hippo.memory.engine import MAX_K as ENGINE_MAX_K
 from hippo.memory.walk import MAX_HOPS
 from hippo.models import DEFAULT_SPACE, Document, Hit
 from hippo.server import filters, wire
-from hippo.server.auth import Context, session_space
+from hippo.server.auth import Context
 from hippo.server.errors import from_validation, invalid, too_large, unsupported
 from hippo.server.memories import MemoryRecord, new_memory_id, now, text_form
 from hippo.server.params import (ForgetParams, GraphParams, HistoryParams, IndexAddParams, IndexDeleteParams,
                                  InputDocument, MemoriesParams, MemoryBuildParams, MemoryRecallParams, Params,
                                  RememberParams, RestoreParams, RetrieveParams)
 from hippo.server.sessions import Session, select
+from hippo.spaces import session_space
 
 if TYPE_CHECKING:
     from hippo.server.app import Service
@@ -232,7 +232,7 @@ def index_add(svc: Service, ctx: Context, raw: dict[str, Any]) -> dict[str, Any]
         raise unsupported("contextual", "contextual chunk headers are not supported")
     documents = _documents(svc, p.documents, DEFAULT_SPACE)
     result = ctx.scoped(svc.memory).index(documents)
-    return {"ids": [d.id or document_id(d.title, d.text, d.space) for d in documents],
+    return {"ids": result.ids,
             "_meta": {"passagesAdded": result.passages_added, "passagesUnchanged": result.passages_unchanged}}
 
 

@@ -1,8 +1,12 @@
 """RCP over HTTP: Starlette on uvicorn, ``POST /rcp`` and ``POST /rcp/<method>`` (spec 5.2).
 
-Every well-formed JSON-RPC reply, error or not, is HTTP 200; a request that
-only carries notifications gets 204. Engine calls run in a worker thread
-pool (``HIPPO_SERVER_THREADS``) so the event loop keeps accepting clients.
+Every well-formed JSON-RPC reply, error or not, is HTTP 200 (a server bug
+too: -32603, never a bare 500); a request that only carries notifications
+gets 204. Before any of that, ``hippo.server.guard`` answers 421/403/415 to
+a foreign Host, a foreign Origin or a body that is not JSON, and a caller
+without a known key gets 401 when keys are configured. Engine calls run in a
+worker thread pool (``HIPPO_SERVER_THREADS``) so the event loop keeps
+accepting clients.
 
 The handshake over HTTP: each request is its own connection, so the server
 remembers who initialized. ``initialize`` answers every time and returns a
@@ -31,7 +35,9 @@ from starlette.routing import Route
 
 from hippo.server.app import Service
 from hippo.server.auth import Principal, Unauthorized, resolve_principal
-from hippo.server.protocol import _error, dumps, parse
+from hippo.server.errors import translate
+from hippo.server.guard import HttpPolicy, RequestGuard
+from hippo.server.protocol import _error, dumps, frame, parse
 
 SESSION_HEADER = "rcp-session"
 MAX_TOKENS = 10_000
@@ -83,7 +89,7 @@ async def _body(request: Request, limit: int) -> bytes:
 
 
 def _json(reply: Any) -> Response:
-    return Response(dumps(reply), media_type="application/json")
+    return Response(frame(reply), media_type="application/json")
 
 
 def _path_mismatch(message: Any, method: str) -> Any:
@@ -100,12 +106,20 @@ def _path_mismatch(message: Any, method: str) -> Any:
     return check(message)
 
 
-def create_app(service: Service) -> Starlette:
+def create_app(service: Service, *, bound: str | None = None) -> RequestGuard:
+    """The ASGI app: ``/rcp`` behind the Host/Origin/Content-Type guard. ``bound``: the address served on."""
     handshakes = Handshakes()
     limiter = anyio.CapacityLimiter(service.settings.threads)
     limit = service.settings.max_body_bytes
 
     async def rpc(request: Request) -> Response:
+        try:
+            return await answer(request)
+        except Exception as exc:  # noqa: BLE001 - never a bare 500: a JSON-RPC error, and the server stays up
+            error = translate(exc, where="the HTTP transport")
+            return _json(_error(None, error.code, error.message, error.data))
+
+    async def answer(request: Request) -> Response:
         try:
             principal = resolve_principal(request.headers, service.keys, required=service.keys_required)
         except Unauthorized as exc:
@@ -139,14 +153,15 @@ def create_app(service: Service) -> Starlette:
         reply = await anyio.to_thread.run_sync(connection.handle_message, message, limiter=limiter)
         return Response(status_code=204) if reply is None else _json(reply)
 
-    return Starlette(routes=[Route("/rcp", rpc, methods=["POST"]),
-                             Route("/rcp/{method:path}", rpc, methods=["POST"])])
+    app = Starlette(routes=[Route("/rcp", rpc, methods=["POST"]), Route("/rcp/{method:path}", rpc, methods=["POST"])])
+    s = service.settings
+    return RequestGuard(app, HttpPolicy.build(s.allowed_hosts, s.allowed_origins, bound=bound))
 
 
 def serve(service: Service, host: str, port: int, *, log_level: str = "warning") -> None:
     import uvicorn
 
-    uvicorn.run(create_app(service), host=host, port=port, log_level=log_level, access_log=False)
+    uvicorn.run(create_app(service, bound=host), host=host, port=port, log_level=log_level, access_log=False)
 
 
 @contextmanager
@@ -155,7 +170,7 @@ def background(service: Service, host: str = "127.0.0.1", port: int = 0,
     """Serve in a thread of this process (port 0: any free one); yields the ``.../rcp`` URL."""
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(create_app(service), host=host, port=port, log_level="warning",
+    server = uvicorn.Server(uvicorn.Config(create_app(service, bound=host), host=host, port=port, log_level="warning",
                                            access_log=False, lifespan="off"))
     thread = threading.Thread(target=server.run, name="hippo-rcp-http", daemon=True)
     thread.start()

@@ -6,6 +6,9 @@ rules. This subclass adds what the SDK lacks or gets wrong:
 
 - parsing: deep nesting (``RecursionError`` escaped the SDK's ``handle_line``),
   invalid UTF-8 and the non-JSON ``NaN``/``Infinity`` are parse errors (-32700);
+- params: a value nested deeper than ``hippo.limits.MAX_JSON_DEPTH`` or a lone
+  surrogate is -32602 naming the field (and the limit), before any handler,
+  the SDK's own (``ping`` echoes its nonce) included;
 - the envelope: an ``id`` that is not a string or number, or a ``jsonrpc``
   other than "2.0", is -32600 (the SDK echoed any id); ``params`` that is not
   an object is -32602 (the SDK replaced it with ``{}``, so its own check never
@@ -14,7 +17,9 @@ rules. This subclass adds what the SDK lacks or gets wrong:
 - ``x-hippo/*`` extension methods, gated on the ``x-hippo`` capability (the
   SDK rejects any hook outside its method table);
 - engine errors map to RCP codes with ``error.data`` (the SDK turned every
-  exception into -32603 with the exception text).
+  exception into -32603 with the exception text); a server bug, in a handler or
+  in encoding its result, is -32603 with a request id and one log line
+  (``hippo.server.errors.internal``), and the transport goes on.
 """
 
 from __future__ import annotations
@@ -29,12 +34,14 @@ from rcp import Errc, Method
 from rcp._server import _validate_params  # the SDK's shared count checks: same rules as every RCP SDK
 from rcp._types import CAP_FOR_METHOD
 
+from hippo.limits import MAX_JSON_DEPTH
 from hippo.server.errors import translate
 
 EXTENSION_PREFIX = "x-hippo/"
 EXTENSION_CAPABILITY = "x-hippo"
 
 Call = Callable[[dict[str, Any]], dict[str, Any]]
+SDK_METHODS = frozenset({Method.INITIALIZE, Method.INFO, Method.PING, Method.SHUTDOWN})
 
 
 class _NotAnObject(dict):
@@ -50,6 +57,11 @@ def _error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any
     if data is not None:
         error["data"] = data
     return {"jsonrpc": "2.0", "id": id_, "error": error}
+
+
+def _data(problem: tuple[str, str, int | None]) -> dict[str, Any]:
+    field, _, limit = problem
+    return {"field": field} if limit is None else {"field": field, "limit": limit}
 
 
 def _reject_constant(name: str) -> None:
@@ -78,24 +90,71 @@ def _finite(value: Any) -> Any:
 
 def dumps(message: Any) -> str:
     """Compact, single-line JSON. ASCII-escaped: an echoed lone surrogate cannot break the encoding."""
-    return json.dumps(_finite(message), allow_nan=False, separators=(",", ":"))
+    try:
+        return json.dumps(message, allow_nan=False, separators=(",", ":"))
+    except ValueError:  # NaN or Infinity somewhere: replace, then encode
+        return json.dumps(_finite(message), allow_nan=False, separators=(",", ":"))
 
 
-def _bad_text(value: Any) -> str | None:
-    """The path of the first string that is not valid Unicode (a lone surrogate JSON let through)."""
-    stack: list[tuple[Any, str]] = [(value, "")]
+def frame(reply: Any) -> str:
+    """The wire text of a reply (a response or a batch of them); "" for none. Never raises: a
+    response that cannot be encoded (a server bug) becomes a -32603 with the same id."""
+    if reply is None:
+        return ""
+    if isinstance(reply, list):
+        return "[" + ",".join(frame(r) for r in reply) + "]"
+    try:
+        return dumps(reply)
+    except Exception as exc:  # noqa: BLE001 - RecursionError, TypeError, ValueError: still an answer
+        id_ = reply.get("id") if isinstance(reply, dict) else None
+        error = translate(exc, where="encoding the reply")
+        return dumps(_error(id_ if _valid_id(id_) else None, error.code, error.message, error.data))
+
+
+def _valid_id(id_: Any) -> bool:
+    return not isinstance(id_, bool) and isinstance(id_, str | int | float)
+
+
+def check_params(params: dict[str, Any]) -> tuple[str, str, int | None] | None:
+    """The first thing wrong in ``params`` that no model checks: (field, message, limit).
+
+    A string that is not valid Unicode (a lone surrogate JSON let through), or a value
+    nested deeper than ``MAX_JSON_DEPTH``, counted from each param and from each
+    document's ``meta`` (so the error names ``documents[2].meta``). Iterative: a value
+    too deep for Python's recursion is measured too.
+    """
+    stack: list[tuple[Any, str, str, int]] = [(v, str(k), str(k), 1) for k, v in params.items()]
     while stack:
-        item, path = stack.pop()
+        item, path, root, depth = stack.pop()
         if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return path or "params"
-        elif isinstance(item, dict):
-            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
-        elif isinstance(item, list):
-            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
+            if not _encodable(item):
+                return path, "is not valid Unicode (a lone surrogate)", None
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            return root, f"nests more than {MAX_JSON_DEPTH} levels of objects and arrays; the limit is " \
+                         f"{MAX_JSON_DEPTH}", MAX_JSON_DEPTH
+        if isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]", root, depth + 1) for i, v in enumerate(item))
+            continue
+        for key, value in item.items():
+            if not _encodable(key):
+                return f"{path}.{key!a}", "is not valid Unicode (a lone surrogate)", None
+            child = f"{path}.{key}"
+            if key == "meta" and root == "documents" and depth == 2:  # documents[i].meta: a value of its own
+                stack.append((value, child, child, 1))
+            else:
+                stack.append((value, child, root, depth + 1))
     return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Connection(rcp.Server):
@@ -138,6 +197,12 @@ class Connection(rcp.Server):
                 request = {**request, "params": {}}
             elif not isinstance(params, dict):
                 request = {**request, "params": _NotAnObject(type(params).__name__)}
+            method = request.get("method")
+            if isinstance(method, str) and method in SDK_METHODS and isinstance(params, dict):
+                bad = check_params(params)  # the SDK echoes some params (ping's nonce): bound them first
+                if bad is not None:
+                    return _error(request.get("id") if _valid_id(request.get("id")) else None,
+                                  Errc.INVALID_PARAMS, f"{bad[0]}: {bad[1]}", _data(bad))
             if request.get("method") == Method.INITIALIZE and "id" in request:
                 return self._initialize(request)
             if request.get("method") == Method.SHUTDOWN and "id" in request:
@@ -186,17 +251,16 @@ class Connection(rcp.Server):
             return _error(id_, Errc.INVALID_PARAMS, f"params must be an object, got {params.kind}",
                           {"field": "params"})
         params = {key: value for key, value in params.items() if value is not None}  # spec 4.6: null = absent
-        bad_text = _bad_text(params)
-        if bad_text is not None:
-            return _error(id_, Errc.INVALID_PARAMS, f"{bad_text}: is not valid Unicode (a lone surrogate)",
-                          {"field": bad_text})
+        unsound = check_params(params)
+        if unsound is not None:
+            return _error(id_, Errc.INVALID_PARAMS, f"{unsound[0]}: {unsound[1]}", _data(unsound))
         bad = _validate_params(method, params)
         if bad is not None:
             return _error(id_, *bad)
         try:
             result = call(params)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a JSON-RPC error
-            error = translate(exc)
+            error = translate(exc, where=method)
             return _error(id_, error.code, error.message, error.data)
         return {"jsonrpc": "2.0", "id": id_, "result": result if result is not None else {}}
 
@@ -221,21 +285,19 @@ class Connection(rcp.Server):
         except Exception as exc:  # noqa: BLE001 - a bug in framing must still get an answer
             if isinstance(request, dict) and "id" not in request:
                 return None  # a notification is never answered, not even with an error
-            error = translate(exc)
+            method = request.get("method") if isinstance(request, dict) else None
+            error = translate(exc, where=method if isinstance(method, str) else "framing")
             id_ = request.get("id") if isinstance(request, dict) else None
-            if isinstance(id_, bool) or not isinstance(id_, str | int | float):
-                id_ = None
-            return _error(id_, error.code, error.message, error.data)
+            return _error(id_ if _valid_id(id_) else None, error.code, error.message, error.data)
 
     def handle_bytes(self, data: bytes | str) -> str:
-        """A framed reply for one stdio line or HTTP body ("" when nothing is answered)."""
+        """A framed reply for one stdio line or HTTP body ("" when nothing is answered). Never raises."""
         message, failed = parse(data)
-        reply = failed if failed is not None else self.handle_message(message)
-        if reply is None:
-            return ""
+        if failed is not None:
+            return frame(failed)
         try:
-            return dumps(reply)
-        except (TypeError, ValueError) as exc:  # a result that is not JSON: a server bug, still an answer
-            error = translate(exc)
-            id_ = reply.get("id") if isinstance(reply, dict) else None
-            return dumps(_error(id_, error.code, error.message, error.data))
+            reply = self.handle_message(message)
+        except Exception as exc:  # noqa: BLE001 - the transport must answer and stay up
+            error = translate(exc, where="dispatch")
+            reply = _error(None, error.code, error.message, error.data)
+        return frame(reply)

@@ -45,7 +45,7 @@ def hit(h: Hit, source: Source | None, *, score_stage: str, include_text: bool =
     if "dense" in scores:
         out["confidence"] = round(min(1.0, max(0.0, scores["dense"])), 6)
     doc = source.document if source else None
-    out["citation"] = {"source": (doc.source if doc and doc.source else h.doc_id) or h.id, "title": h.title}
+    out["citation"] = citation(h, doc)
     if h.doc_id:
         out["chunk"] = {"docId": h.doc_id, "index": source.passage.index if source and source.passage else 0}
     if h.provenance.nodes or h.provenance.facts:
@@ -53,6 +53,19 @@ def hit(h: Hit, source: Source | None, *, score_stage: str, include_text: bool =
     out["meta"] = {**(doc.meta if doc else {}), "space": h.space, "title": h.title}
     # Spec 15.2: retrieved text is data, never instructions; nothing here is vetted.
     out["trust"] = {"level": "untrusted"}
+    return out
+
+
+def citation(h: Hit, doc: DocumentRecord | None) -> dict[str, Any]:
+    """Where a hit's text comes from: the source (a file path when read from a file, else the
+    document id), its title, and for documents read by ``hippo.documents`` the page the passage
+    starts on and the headings above it."""
+    out: dict[str, Any] = {"source": h.source or (doc.source if doc and doc.source else h.doc_id) or h.id,
+                           "title": h.title}
+    if h.page is not None:
+        out["page"] = h.page
+    if h.headings:
+        out["headings"] = list(h.headings)
     return out
 
 

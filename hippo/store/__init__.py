@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from hippo.store.base import GraphData, Spaces, Store, VectorKind, WriteBatch, embed_hash, embed_text
+from hippo.store.base import (EmbeddingIdentity, GraphData, Spaces, Store, VectorKind, WriteBatch, embed_hash,
+                              embed_text)
 from hippo.store.sqlite import SQLiteStore
 
 __all__ = [
-    "GraphData", "SQLiteStore", "Spaces", "Store", "VectorKind", "WriteBatch",
+    "EmbeddingIdentity", "GraphData", "SQLiteStore", "Spaces", "Store", "VectorKind", "WriteBatch",
     "embed_hash", "embed_text", "open_store",
 ]
 

@@ -13,6 +13,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from hippo.errors import EmbeddingBackendMismatch, EmbeddingModelMismatch
 from hippo.ids import text_hash
 from hippo.models import DocumentRecord, Entity, Fact, Mention, Passage, Synonym
 
@@ -32,6 +33,70 @@ def embed_text(record: Passage | Entity | Fact) -> str:
 
 def embed_hash(record: Passage | Entity | Fact) -> str:
     return text_hash(embed_text(record))
+
+
+LEGACY_BACKEND = "torch"
+"""The backend of a store bound before backends were recorded: every hippo until then encoded with torch."""
+
+_VECTOR_FAMILY = {"torch": "fp32", "onnx": "fp32", "onnx-int8": "int8"}
+"""Backends whose vectors are interchangeable: ONNX fp32 gives torch's vectors to float rounding
+(cosine >= 0.99999, tested); int8 does not (cosine ~0.995), so it is never mixed with them."""
+
+
+def vector_family(backend: str) -> str:
+    return _VECTOR_FAMILY.get(backend, backend)
+
+
+@dataclass(frozen=True)
+class EmbeddingIdentity:
+    """What made a store's vectors: vectors of two identities are never mixed or compared."""
+
+    model: str
+    dim: int
+    backend: str = LEGACY_BACKEND
+
+    def key(self) -> str:
+        return f"{self.model}\x00{self.dim}\x00{self.backend}"
+
+    def describe(self) -> str:
+        return f"{self.model!r} ({self.dim} dims, {self.backend} backend)"
+
+    def compatible(self, other: EmbeddingIdentity) -> bool:
+        """Vectors of ``other`` may be compared with these: same model and dimension, same vector family."""
+        return (self.model, self.dim, vector_family(self.backend)) == \
+            (other.model, other.dim, vector_family(other.backend))
+
+
+class BoundIdentity:
+    """``embedding_model`` and ``embedding_backend`` of the protocol, from a store's ``_bound()``."""
+
+    def _bound(self) -> EmbeddingIdentity | None:
+        raise NotImplementedError
+
+    def embedding_model(self) -> tuple[str, int] | None:
+        bound = self._bound()
+        return (bound.model, bound.dim) if bound else None
+
+    def embedding_backend(self) -> str | None:
+        bound = self._bound()
+        return bound.backend if bound else None
+
+
+def binding_error(url: str, bound: EmbeddingIdentity, wanted: EmbeddingIdentity) -> EmbeddingModelMismatch:
+    """The error for opening a store bound to ``bound`` with an encoder of ``wanted``."""
+    command = f"hippo reembed --store {url}"
+    if (bound.model, bound.dim) == (wanted.model, wanted.dim):
+        return EmbeddingBackendMismatch(
+            f"store {url} holds vectors of {bound.model!r} made by the {bound.backend} backend; this process "
+            f"encodes with {wanted.backend}, whose vectors differ slightly. Re-embed the store with "
+            f"`{command}` (HIPPO_EMBEDDING_BACKEND={wanted.backend}), or open it with "
+            f"HIPPO_EMBEDDING_BACKEND={bound.backend}."
+        )
+    return EmbeddingModelMismatch(
+        f"store {url} holds vectors of {bound.model!r} ({bound.dim} dims); cannot add vectors of "
+        f"{wanted.model!r} ({wanted.dim} dims). Open it with embedding_model={bound.model!r}, re-embed it "
+        f"with `{command}` (HIPPO_EMBEDDING_MODEL={wanted.model}), or use another store."
+    )
 
 
 @dataclass
@@ -76,6 +141,7 @@ class GraphData:
     mentions: list[tuple[str, str]]  # (passage id, entity id)
     synonyms: list[tuple[str, str, float]]
     texts: dict[str, str] = field(default_factory=dict)  # live passage id -> embed text (keyword index)
+    titles: dict[str, str] = field(default_factory=dict)  # live passage id -> title, where it has one
 
 
 @runtime_checkable
@@ -90,8 +156,14 @@ class Store(Protocol):
     def embedding_model(self) -> tuple[str, int] | None:
         """(model name, dimension) of the vectors stored, or None when there are none yet."""
 
-    def bind_embedding_model(self, name: str, dim: int) -> None:
-        """Record the model on first use; raise ``EmbeddingModelMismatch`` for another one."""
+    def embedding_backend(self) -> str | None:
+        """The backend that made the stored vectors (``torch`` for stores bound before it was
+        recorded), or None when no model is bound yet."""
+
+    def bind_embedding_model(self, name: str, dim: int, backend: str = LEGACY_BACKEND) -> None:
+        """Record the model and backend on first use; raise ``EmbeddingModelMismatch`` for another
+        model, ``EmbeddingBackendMismatch`` for the same model made by a backend whose vectors differ
+        (``EmbeddingIdentity.compatible``)."""
 
     def write(self, batch: WriteBatch) -> int:
         """Upsert the batch atomically; return the revision after it."""
@@ -103,6 +175,24 @@ class Store(Protocol):
         """Stored vectors by text hash (the embedding cache)."""
 
     def load_graph(self) -> GraphData: ...
+
+    # Re-embedding (``hippo.memory.reembed``): new vectors are staged beside the live ones, which
+    # readers keep using, then swapped in by one transaction.
+
+    def embed_texts(self) -> dict[str, str]:
+        """The embed text of every stored record by text hash: passages of every version and
+        tombstone, entities, facts."""
+
+    def staged_hashes(self, identity: EmbeddingIdentity) -> set[str]:
+        """Hashes already staged for ``identity`` (an interrupted re-embedding resumes from them)."""
+
+    def stage_vectors(self, identity: EmbeddingIdentity, vectors: Mapping[str, np.ndarray]) -> None:
+        """Keep vectors for the swap; vectors staged for another identity are dropped first."""
+
+    def swap_staged_vectors(self, identity: EmbeddingIdentity) -> int:
+        """In one transaction: replace every stored vector by the staged ones and bind ``identity``;
+        returns the revision after it. Raises ``Conflict`` (changing nothing) when a stored
+        record's text has no staged vector, e.g. one written since ``embed_texts``."""
 
     def load_vectors(self, kind: VectorKind) -> tuple[list[str], list[str], np.ndarray]:
         """(record ids, their text hashes, float32 matrix) of live records of a kind."""
@@ -131,6 +221,9 @@ class Store(Protocol):
 
     def put_values(self, namespace: str, items: Mapping[str, str | None]) -> None:
         """Set values atomically; ``None`` deletes. Does not move the revision."""
+
+    def list_values(self, namespace: str, limit: int = 1000) -> dict[str, str]:
+        """Up to ``limit`` entries of a namespace, in key order (API keys, for listing them)."""
 
     def counts(self) -> dict[str, int]: ...
 

@@ -5,9 +5,18 @@ Graph shape (what a person sees in the Neo4j Browser)::
     (:Document {title})-[:HAS_PASSAGE]->(:Passage {name, title, text})-[:MENTIONS]->(:Entity {name})
     (:Entity)-[:RELATES {id, predicate, passage_id}]->(:Entity)       one relationship per fact
     (:Entity)-[:SYNONYM {score}]->(:Entity)                            once per pair, a < b
-    (:Vector {hash, vector})                                           the embedding cache
-    (:Meta {id: 'hippo', revision, seq, embedding_model, embedding_dim})
+    (:Vector:PassageVector {hash, vector, dim, embedding})             one per embedded text (see below)
+    (:StagedVector {hash, vector, dim, embedding})                     a re-embedding until its swap
+    (:Meta {id: 'hippo', revision, seq, embedding_model, embedding_dim, embedding_backend})
     (:Value {id, namespace, key, value})                               the small key-value area
+
+Vectors never sit on the records people browse. A record (Passage, Entity,
+RELATES) names its vector by ``embed_hash``; the (:Vector) node with that
+``hash`` holds it twice, as float32 bytes (``vector``, what hippo loads) and
+as a float list (``embedding``, what the vector indexes read), and carries the
+label of every kind that uses it (:PassageVector, :EntityVector, :FactVector),
+one vector index per label (``cypher/schema_vector_indexes.cypher``). Stores of
+schema version 1 are migrated on open (``cypher/migrate_vectors.cypher``).
 
 Forgetting sets ``forgotten_at``/``forgotten_reason`` on passages (and on the
 document for a whole-document forget); every graph read follows live passages
@@ -30,16 +39,17 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
-from hippo.errors import Conflict, EmbeddingModelMismatch, HippoError, StoreError
+from hippo.errors import Conflict, HippoError, StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
-from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
+from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash, embed_text
+from hippo.store.cypher import cypher, cypher_dir, cypher_statements  # noqa: F401  (cypher_dir: re-exported)
+from hippo.store.neo4j_embedding import Neo4jEmbeddings
+from hippo.store.neo4j_migrate import migrate_vectors
 
 try:
     import neo4j
@@ -52,41 +62,13 @@ T = TypeVar("T")
 R = TypeVar("R", Passage, Entity, Fact)
 
 MIN_SERVER = (5, 26)
-_SCHEMA_VERSION = "1"
+_SCHEMA_VERSION = "2"  # 2: vectors on (:Vector) nodes only (cypher/migrate_vectors.cypher)
 _META = "hippo"
 _CHUNK = 1000  # rows per UNWIND statement (all statements of a write share one transaction)
 _ID_CHUNK = 10_000  # ids per read statement
 _WORD = re.compile(r"\w+", re.UNICODE)
 _VECTOR_DTYPE = np.dtype("<f4")
 _SCHEMES = {"neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc"}
-
-
-# -- Cypher files ------------------------------------------------------------------
-
-
-def cypher_dir() -> Path:
-    """``cypher/`` at the repository root (found from this file in an editable install)."""
-    override = os.environ.get("HIPPO_CYPHER_DIR")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2] / "cypher"
-
-
-@cache
-def cypher(name: str) -> str:
-    """The statement in ``cypher/<name>.cypher``, without its ``//`` comment lines."""
-    path = cypher_dir() / f"{name}.cypher"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise StoreError(f"Cypher file {path} is missing ({exc.strerror}); set HIPPO_CYPHER_DIR") from None
-    lines = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
-    return "\n".join(lines).strip().rstrip(";").strip()
-
-
-def cypher_statements(name: str) -> list[str]:
-    """The ``;``-separated statements of a multi-statement file (schema files)."""
-    return [s.strip() for s in re.split(r";\s*(?:\n|$)", cypher(name)) if s.strip()]
 
 
 # -- helpers -----------------------------------------------------------------------
@@ -189,8 +171,10 @@ def _parse_url(url: str) -> _Url:
 # -- the store ---------------------------------------------------------------------
 
 
-class Neo4jStore:
+class Neo4jStore(Neo4jEmbeddings):
     """Implements ``hippo.store.base.Store`` with the official ``neo4j`` driver."""
+
+    _META, _SCHEMA_VERSION = _META, _SCHEMA_VERSION
 
     def __init__(self, uri: str, user: str | None = None, password: str | None = None,
                  database: str | None = None, *, connection_timeout: float = 10.0,
@@ -208,6 +192,9 @@ class Neo4jStore:
             self._driver = neo4j.GraphDatabase.driver(
                 self._uri, auth=(self.user, password if password is not None else (parsed.password or "")),
                 connection_timeout=connection_timeout, max_transaction_retry_time=max_retry_time,
+                # "relationship type MENTIONS does not exist" on a new store's first reads: expected, and
+                # a screenful on stderr. Other warnings (deprecations, performance) still come through.
+                notifications_min_severity="WARNING", notifications_disabled_classifications=["UNRECOGNIZED"],
             )
         except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, ValueError) as exc:
             raise StoreError(f"cannot open Neo4j at {self.url}: {_first_line(str(exc))}") from None
@@ -302,6 +289,9 @@ class Neo4jStore:
         rows = self._write_one("meta_init", "creating the meta node", meta=_META,
                                schema_version=_SCHEMA_VERSION)
         found = rows[0]["schema_version"]
+        if found == "1":
+            migrate_vectors(self)
+            found = _SCHEMA_VERSION
         if found != _SCHEMA_VERSION:
             raise StoreError(f"Neo4j at {self.url} holds a hippo graph of schema version {found}; "
                              f"this hippo reads version {_SCHEMA_VERSION}")
@@ -311,9 +301,12 @@ class Neo4jStore:
         self._schema(cypher("await_indexes"), "waiting for indexes", seconds=300)
 
     def _ensure_vector_indexes(self, dim: int) -> None:
-        """Create the vector indexes for ``dim``; rebuild one left with another dimension."""
+        """Create the vector indexes for ``dim``; rebuild one left with another dimension, or on
+        the records themselves (schema 1)."""
+        labels = {"passage_embedding": ["PassageVector"], "entity_embedding": ["EntityVector"],
+                  "fact_embedding": ["FactVector"]}
         for row in self._read("vector_indexes", "reading the vector indexes"):
-            if row["dim"] != dim:
+            if row["dim"] != dim or list(row["labels"] or []) != labels.get(row["name"]):
                 self._schema(cypher("drop_index"), "dropping a stale vector index", name=row["name"])
         for statement in cypher_statements("schema_vector_indexes"):
             self._schema(statement, "creating the vector indexes", dim=dim)
@@ -323,37 +316,6 @@ class Neo4jStore:
     def revision(self) -> int:
         rows = self._read("meta_read", "reading the revision", meta=_META)
         return int(rows[0]["revision"]) if rows else 0
-
-    def embedding_model(self) -> tuple[str, int] | None:
-        rows = self._read("meta_read", "reading the embedding model", meta=_META)
-        if not rows or rows[0]["model"] is None or rows[0]["dim"] is None:
-            return None
-        return rows[0]["model"], int(rows[0]["dim"])
-
-    def bind_embedding_model(self, name: str, dim: int) -> None:
-        lock, bind = cypher("meta_lock"), cypher("meta_bind_model")
-
-        def work(tx: Any) -> tuple[str, int] | None:
-            row = tx.run(lock, meta=_META, schema_version=_SCHEMA_VERSION).single()
-            if row["model"] is not None and row["dim"] is not None:
-                return row["model"], int(row["dim"])
-            tx.run(bind, meta=_META, name=name, dim=int(dim)).consume()
-            return None
-
-        def run() -> tuple[str, int] | None:
-            with self._session() as session:
-                return session.execute_write(work)
-
-        bound = self._guard("binding the embedding model", run)
-        if bound is not None and bound != (name, dim):
-            raise EmbeddingModelMismatch(
-                f"store {self.url} holds vectors of {bound[0]!r} ({bound[1]} dims); "
-                f"cannot add vectors of {name!r} ({dim} dims). Open it with "
-                f"embedding_model={bound[0]!r} or use another store."
-            )
-        if bound is None:
-            self._ensure_vector_indexes(int(dim))
-            self._schema(cypher("await_indexes"), "waiting for indexes", seconds=300)
 
     def write(self, batch: WriteBatch) -> int:
         work = _BatchWriter(batch)
@@ -384,6 +346,7 @@ class Neo4jStore:
         rows = self._read("graph_passages", doing)
         passages = [(r["id"], r["space"]) for r in rows]
         texts = {r["id"]: f"{r['title']}\n{r['text']}" if r["title"] else r["text"] for r in rows}
+        titles = {r["id"]: r["title"] for r in rows if r["title"]}
         entities = [r["id"] for r in self._read("graph_entities", doing)]
         facts = [(r["id"], r["subject_id"], r["object_id"], r["passage_id"])
                  for r in self._read("graph_facts", doing)]
@@ -391,7 +354,14 @@ class Neo4jStore:
         live = set(entities)
         synonyms = [(r["a"], r["b"], float(r["score"])) for r in self._read("graph_synonyms", doing)
                     if r["a"] in live and r["b"] in live]
-        return GraphData(passages, entities, facts, mentions, synonyms, texts)
+        return GraphData(passages, entities, facts, mentions, synonyms, texts, titles)
+
+    def embed_texts(self) -> dict[str, str]:
+        doing = "reading every record's text"
+        records = [*(_passage(r) for r in self._read("all_passages", doing)),
+                   *(_entity(r) for r in self._read("all_entities", doing)),
+                   *(_fact(r) for r in self._read("all_facts", doing))]
+        return {embed_hash(r): embed_text(r) for r in records}
 
     def load_vectors(self, kind: VectorKind) -> tuple[list[str], list[str], np.ndarray]:
         if kind not in ("passage", "entity", "fact"):
@@ -436,6 +406,10 @@ class Neo4jStore:
             found.update((r["key"], r["value"]) for r in self._read("kv_read", "reading values", ids=part))
         return found
 
+    def list_values(self, namespace: str, limit: int = 1000) -> dict[str, str]:
+        rows = self._read("kv_list", "listing values", prefix=_value_id(namespace, ""), limit=int(limit))
+        return {r["key"]: r["value"] for r in rows}
+
     def put_values(self, namespace: str, items: Mapping[str, str | None]) -> None:
         rows = [{"id": _value_id(namespace, k), "namespace": namespace, "key": k, "value": v}
                 for k, v in items.items() if v is not None]
@@ -455,13 +429,10 @@ class Neo4jStore:
         self._guard("writing values", run)
 
     def entities(self, ids: Iterable[str]) -> list[Entity]:
-        return self._by_id("read_entities", ids, lambda r: Entity(
-            id=r["id"], name=r["name"], key=r["key"], type=r["type"]))
+        return self._by_id("read_entities", ids, _entity)
 
     def facts(self, ids: Iterable[str]) -> list[Fact]:
-        return self._by_id("read_facts", ids, lambda r: Fact(
-            id=r["id"], subject_id=r["subject_id"], predicate=r["predicate"], object_id=r["object_id"],
-            passage_id=r["passage_id"], subject=r["subject"], object=r["object"]))
+        return self._by_id("read_facts", ids, _fact)
 
     def keyword_search(self, query: str, k: int, spaces: Spaces = None) -> list[tuple[str, float]]:
         match = lucene_query(query)
@@ -486,7 +457,17 @@ class Neo4jStore:
 def _passage(r: Any) -> Passage:
     return Passage(id=r["id"], doc_id=r["doc_id"], index=r["index"], title=r["title"], text=r["text"],
                    space=r["space"], version=r["version"], forgotten_at=_native_time(r["forgotten_at"]),
-                   forgotten_reason=r["forgotten_reason"], created_at=_native_time(r["created_at"]))
+                   forgotten_reason=r["forgotten_reason"], created_at=_native_time(r["created_at"]),
+                   source=r["source"], page=r["page"], headings=list(r["headings"] or []))
+
+
+def _entity(r: Any) -> Entity:
+    return Entity(id=r["id"], name=r["name"], key=r["key"], type=r["type"])
+
+
+def _fact(r: Any) -> Fact:
+    return Fact(id=r["id"], subject_id=r["subject_id"], predicate=r["predicate"], object_id=r["object_id"],
+                passage_id=r["passage_id"], subject=r["subject"], object=r["object"])
 
 
 def _document(r: Any) -> DocumentRecord:
@@ -565,14 +546,15 @@ class _BatchWriter:
                 "forgotten_at": d.forgotten_at, "forgotten_reason": d.forgotten_reason}}
             for i, d in enumerate(self.documents)])
         seq += len(self.documents)
-        vector_rows = [{"hash": h, "vector": _vector_bytes(v), "dim": int(v.shape[-1])}
+        vector_rows = [{"hash": h, "vector": _vector_bytes(v), "dim": int(v.shape[-1]), "embedding": _vector_list(v)}
                        for h, v in self.vectors.items() if h not in stored_hashes]
         run("write_vectors", vector_rows)
 
         created = run("write_passages", [
             {"doc_id": p.doc_id, "seq": seq + i, "props": {
                 "id": p.id, "doc_id": p.doc_id, "index": p.index, "title": p.title, "text": p.text,
-                "name": _passage_name(p), "space": p.space, "version": p.version, "embed_hash": embed_hash(p)}}
+                "name": _passage_name(p), "space": p.space, "version": p.version, "embed_hash": embed_hash(p),
+                "source": p.source, "page": p.page, "headings": p.headings or None}}
             for i, p in enumerate(passages)])
         seq += len(passages)
         missing = {p.id for p in passages} - {pid for r in created for pid in r["created"]}
@@ -610,18 +592,16 @@ class _BatchWriter:
         run("retire_passages", self.retire, at=self.retire_at, reason=self.retire_reason)
         run("revive_passages", self.revive)
 
-        # Vector-index properties: new records, and stored ones whose vector arrives late
-        # (a remember whose embedding timed out).
+        # The vector indexes: the kind labels on the vectors of new records, and of stored ones
+        # whose vector arrives late (a remember whose embedding timed out).
         late = set(self.vectors)
-        for name, records, new in (("write_passage_embeddings", self.passages, passages),
-                                   ("write_entity_embeddings", self.entities, entities),
-                                   ("write_fact_embeddings", self.facts, facts)):
+        for kind, records, new in (("passage", self.passages, passages), ("entity", self.entities, entities),
+                                   ("fact", self.facts, facts)):
             fresh = {r.id for r in new}
-            rows = [{"id": r.id, "embedding": _vector_list(known[h])} for r in records
-                    if (h := embed_hash(r)) in known and (r.id in fresh or h in late)]
-            for part in _chunks(rows):
-                c = tx.run(cypher(name), rows=part).consume().counters
-                changed += c.properties_set
+            hashes = sorted({h for r in records if (h := embed_hash(r)) in known and (r.id in fresh or h in late)})
+            for part in _chunks(hashes):
+                c = tx.run(cypher(f"write_vector_kinds_{kind}"), hashes=part).consume().counters
+                changed += c.labels_added
 
         if not changed:
             return int(meta["revision"] or 0)

@@ -15,9 +15,10 @@ from typing import TypeVar
 
 import numpy as np
 
-from hippo.errors import Conflict, EmbeddingModelMismatch, StoreError
+from hippo.errors import Conflict, StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
+from hippo.store.sqlite_embedding import SQLiteEmbeddings, blob as _blob
 
 R = TypeVar("R", Passage, Entity, Fact, DocumentRecord)
 _SCHEMA_VERSION = "2"
@@ -27,6 +28,10 @@ _ADDED_COLUMNS = [  # (table, column, type) added since schema 1
     ("documents", "forgotten_reason", "TEXT"),
     ("passages", "forgotten_reason", "TEXT"),
     ("passages", "created_at", "TEXT"),
+    # Where a passage sits in its source (hippo.documents): file path, page, heading path (JSON list).
+    ("passages", "source", "TEXT"),
+    ("passages", "page", "INTEGER"),
+    ("passages", "headings", "TEXT"),
 ]
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
@@ -57,11 +62,7 @@ def _when(moment: datetime | None) -> str | None:
     return moment.isoformat(timespec="microseconds") + "Z"
 
 
-def _blob(vector: np.ndarray) -> bytes:
-    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
-
-
-class SQLiteStore:
+class SQLiteStore(SQLiteEmbeddings):
     """Implements ``hippo.store.base.Store`` on stdlib ``sqlite3``."""
 
     def __init__(self, path: str | Path = ":memory:") -> None:
@@ -117,24 +118,6 @@ class SQLiteStore:
         with self._lock:
             return int(self._meta("revision") or 0)
 
-    def embedding_model(self) -> tuple[str, int] | None:
-        with self._lock:
-            name, dim = self._meta("embedding_model"), self._meta("embedding_dim")
-        return (name, int(dim)) if name and dim else None
-
-    def bind_embedding_model(self, name: str, dim: int) -> None:
-        bound = self.embedding_model()
-        if bound is None:
-            with self._transaction() as db:
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", (name,))
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_dim', ?)", (str(dim),))
-        elif bound != (name, dim):
-            raise EmbeddingModelMismatch(
-                f"store {self.url} holds vectors of {bound[0]!r} ({bound[1]} dims); "
-                f"cannot add vectors of {name!r} ({dim} dims). Open it with "
-                f"embedding_model={bound[0]!r} or use another store."
-            )
-
     def write(self, batch: WriteBatch) -> int:
         with self._transaction() as db:
             before = db.total_changes
@@ -154,9 +137,10 @@ class SQLiteStore:
                   _when(d.forgotten_at), d.forgotten_reason) for d in batch.documents],
             )
             db.executemany(
-                "INSERT INTO passages (id, doc_id, idx, title, text, space, version, embed_hash) "
-                "VALUES (?,?,?,?,?,?,?,?)",
-                [(p.id, p.doc_id, p.index, p.title, p.text, p.space, p.version, embed_hash(p))
+                "INSERT INTO passages (id, doc_id, idx, title, text, space, version, embed_hash, source, page, "
+                "headings) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(p.id, p.doc_id, p.index, p.title, p.text, p.space, p.version, embed_hash(p), p.source, p.page,
+                  json.dumps(p.headings, ensure_ascii=False) if p.headings else None)
                  for p in new_passages],
             )
             retired_at = _when(batch.retire_at or datetime.now(UTC))
@@ -244,6 +228,7 @@ class SQLiteStore:
             ).fetchall()
             passages = [(r[0], r[1]) for r in rows]
             texts = {r[0]: f"{r[2]}\n{r[3]}" if r[2] else r[3] for r in rows}
+            titles = {r[0]: r[2] for r in rows if r[2]}
             facts = db.execute(
                 "SELECT f.id, f.subject_id, f.object_id, f.passage_id FROM facts f "
                 "JOIN passages p ON p.id = f.passage_id WHERE p.forgotten_at IS NULL ORDER BY f.rowid"
@@ -262,7 +247,7 @@ class SQLiteStore:
                 (a, b, s) for a, b, s in db.execute("SELECT a, b, score FROM synonyms")
                 if a in live and b in live
             ]
-        return GraphData(passages, entities, facts, mentions, synonyms, texts)
+        return GraphData(passages, entities, facts, mentions, synonyms, texts, titles)
 
     _VECTOR_QUERIES = {
         "passage": "SELECT r.id, r.embed_hash, v.vector FROM passages r JOIN vectors v "
@@ -293,13 +278,15 @@ class SQLiteStore:
                     by_id[row[0]] = build(row)
         return [by_id[i] for i in wanted if i in by_id]
 
-    _PASSAGE_COLUMNS = "id, doc_id, idx, title, text, space, version, forgotten_at, forgotten_reason, created_at"
+    _PASSAGE_COLUMNS = ("id, doc_id, idx, title, text, space, version, forgotten_at, forgotten_reason, created_at, "
+                        "source, page, headings")
     _DOCUMENT_COLUMNS = "id, title, source, space, version, meta, kind, forgotten_at, forgotten_reason"
 
     @staticmethod
     def _passage(r: sqlite3.Row) -> Passage:
         return Passage(id=r[0], doc_id=r[1], index=r[2], title=r[3], text=r[4], space=r[5], version=r[6],
-                       forgotten_at=r[7], forgotten_reason=r[8], created_at=r[9])
+                       forgotten_at=r[7], forgotten_reason=r[8], created_at=r[9], source=r[10], page=r[11],
+                       headings=json.loads(r[12]) if r[12] else [])
 
     @staticmethod
     def _document(r: sqlite3.Row) -> DocumentRecord:
@@ -349,6 +336,11 @@ class SQLiteStore:
                 found.update(rows)
         return found
 
+    def list_values(self, namespace: str, limit: int = 1000) -> dict[str, str]:
+        with self._lock:
+            return dict(self._db.execute("SELECT key, value FROM kv WHERE namespace = ? ORDER BY key LIMIT ?",
+                                         (namespace, int(limit))))
+
     def put_values(self, namespace: str, items: Mapping[str, str | None]) -> None:
         with self._transaction() as db:
             db.executemany("INSERT INTO kv (namespace, key, value) VALUES (?,?,?) "
@@ -357,16 +349,23 @@ class SQLiteStore:
             db.executemany("DELETE FROM kv WHERE namespace = ? AND key = ?",
                            [(namespace, k) for k, v in items.items() if v is None])
 
+    _ENTITY_COLUMNS = "id, name, key, type"
+    _FACT_COLUMNS = "id, subject_id, predicate, object_id, passage_id, subject, object"
+
+    @staticmethod
+    def _entity(r: sqlite3.Row) -> Entity:
+        return Entity(id=r[0], name=r[1], key=r[2], type=r[3])
+
+    @staticmethod
+    def _fact(r: sqlite3.Row) -> Fact:
+        return Fact(id=r[0], subject_id=r[1], predicate=r[2], object_id=r[3], passage_id=r[4], subject=r[5],
+                    object=r[6])
+
     def entities(self, ids: Iterable[str]) -> list[Entity]:
-        return self._records("SELECT id, name, key, type FROM entities WHERE id IN", ids,
-                             lambda r: Entity(id=r[0], name=r[1], key=r[2], type=r[3]))
+        return self._records(f"SELECT {self._ENTITY_COLUMNS} FROM entities WHERE id IN", ids, self._entity)
 
     def facts(self, ids: Iterable[str]) -> list[Fact]:
-        return self._records(
-            "SELECT id, subject_id, predicate, object_id, passage_id, subject, object FROM facts WHERE id IN", ids,
-            lambda r: Fact(id=r[0], subject_id=r[1], predicate=r[2], object_id=r[3], passage_id=r[4],
-                           subject=r[5], object=r[6]),
-        )
+        return self._records(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN", ids, self._fact)
 
     def keyword_search(self, query: str, k: int, spaces: Spaces = None) -> list[tuple[str, float]]:
         match = _fts_query(query)

@@ -31,7 +31,10 @@ CREATE TABLE IF NOT EXISTS passages (
   forgotten_at TEXT,
   embed_hash   TEXT NOT NULL,
   forgotten_reason TEXT,                     -- 'superseded' by a newer version, 'forgotten', ...
-  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  source       TEXT,                         -- where it sits in its source (hippo.documents):
+  page         INTEGER,                      -- the page it starts on (PDF, PPTX slide)
+  headings     TEXT                          -- JSON list, the heading path above it
 );
 CREATE INDEX IF NOT EXISTS documents_space ON documents(space);
 CREATE INDEX IF NOT EXISTS passages_doc ON passages(doc_id);
@@ -82,6 +85,13 @@ CREATE TABLE IF NOT EXISTS vectors (
   hash   TEXT PRIMARY KEY,
   vector BLOB NOT NULL
 );
+
+-- Re-embedding (`hippo reembed`): vectors of the new model or backend, named in meta 'staged_embedding',
+-- swapped into `vectors` by one transaction once every record's text has one.
+CREATE TABLE IF NOT EXISTS vectors_staged (
+  hash   TEXT PRIMARY KEY,
+  vector BLOB NOT NULL
+) WITHOUT ROWID;
 
 -- Small values that are not graph records: per-space settings, registries, caches.
 CREATE TABLE IF NOT EXISTS kv (

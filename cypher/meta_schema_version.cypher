@@ -1,0 +1,2 @@
+MATCH (m:Meta {id: $meta})
+SET m.schema_version = $schema_version

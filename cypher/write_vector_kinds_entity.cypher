@@ -1,0 +1,7 @@
+// Label the vectors of new entitys (and of stored ones whose vector arrived late) :EntityVector,
+// which puts them in the entity_embedding vector index. A text embedded for two kinds (a passage
+// and a fact with the same words) is one node with both labels. $hashes: [string]
+UNWIND $hashes AS h
+MATCH (v:Vector {hash: h})
+WHERE NOT v:EntityVector
+SET v:EntityVector
