@@ -244,6 +244,9 @@ class _NoTriples:
     def query_phrases(self, query: str) -> list[str]:
         return []
 
+    def query_hops(self, query: str) -> list[str]:
+        return []
+
 
 def _writer(url: str, writer: int) -> None:
     """One process: wait for the start signal, remember WRITES versions of one custom id, report."""

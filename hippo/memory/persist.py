@@ -117,12 +117,9 @@ def load_state(store: Store, settings: Settings, dim: int, cache: DerivedCache |
 
 class DerivedCache:
     def __init__(self, directory: Path, identity: str, shape: dict) -> None:
-        self.directory = directory
-        self.identity = identity
-        self.shape = shape
+        self.directory, self.identity, self.shape = directory, identity, shape
         self.outcome = "unopened"  # what the last load found: loaded, missing, stale, corrupt: ..., ...
-        self.owner = False
-        self._lock_file = None
+        self.owner, self._lock_file = False, None
         self._manifest: dict | None = None
         self._journal_bytes = 0
         self._mutex = threading.RLock()  # a close may come while a writer records
@@ -241,10 +238,9 @@ class DerivedCache:
                     dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
                     index.shards[int(code)] = HnswShard(graph, ann, *saved["ef"][code], dead=dead)
             indexes[kind] = index
-        state = DerivedState(revision=manifest["revision"], projection=projection, passages=indexes["passage"],
+        return DerivedState(revision=manifest["revision"], projection=projection, passages=indexes["passage"],
                              entities=indexes["entity"], facts=indexes["fact"], keywords=keywords, titles=titles,
                              unembedded={(k, rid) for k, rid in manifest["unembedded"]})
-        return state
 
     def _replay(self, manifest: dict, state: DerivedState) -> int:
         """Apply the journal's complete records; returns the bytes of those."""
@@ -317,12 +313,9 @@ class DerivedCache:
             np.save(path, np.ascontiguousarray(values), allow_pickle=False)
             files[f"{gen_name}/{path.name}"] = {"bytes": path.stat().st_size, "crc": _crc(path)}
 
-        for name, values in state.projection.arrays().items():
-            put(f"graph.{name}", values)
-        for name, values in state.keywords.arrays().items():
-            put(f"keywords.{name}", values)
-        for name, values in state.titles.arrays().items():
-            put(f"titles.{name}", values)
+        for prefix, part in (("graph", state.projection), ("keywords", state.keywords), ("titles", state.titles)):
+            for name, values in part.arrays().items():
+                put(f"{prefix}.{name}", values)
         for code, space in state.keywords.spaces.items():
             for name, values in space.arrays(len(state.keywords.vocabulary)).items():
                 put(f"keywords-{code}.{name}", values)

@@ -74,10 +74,8 @@ class SQLiteStore(SQLiteEmbeddings):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store at {self.url}: {exc}") from exc
         self._lock = threading.RLock()
-        # 8 KB pages in a new store: five 1.5 KB vectors a page instead of two (no effect on an old one).
-        self._db.execute("PRAGMA page_size = 8192")
-        # A 256 MB page cache (SQLite's default is 2 MB): a store of 100k+ passages spends its writes
-        # and id lookups in random B-tree pages (measured: 9.4 -> 2.8 s of inserts per 2,048 passages at 10k).
+        # New stores get 8 KB pages: five 1.5 KB vectors a page, not two. A 256 MB page cache (default 2 MB):
+        # 100k+ passages spend writes and id lookups in random B-tree pages (9.4 -> 2.8 s per 2,048 at 10k).
         self._db.execute("PRAGMA cache_size = -262144")
         schema = resources.files("hippo.store").joinpath("sqlite_schema.sql").read_text()
         self._db.executescript(schema)
