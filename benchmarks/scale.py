@@ -113,7 +113,8 @@ def measure(size: int, store_dir: Path, queries: int) -> dict[str, Any]:
     outcome = memory._cache.outcome if memory._cache else "no cache"  # noqa: SLF001
     corpus = SyntheticCorpus(size)
     rng = np.random.default_rng(size)
-    asked = [corpus.query(int(i)) for i in rng.integers(size, size=queries + 10)]
+    stored = memory.stats().passages  # a build stopped early: ask about the passages it holds
+    asked = [corpus.query(int(i)) for i in rng.integers(min(size, stored), size=queries + 10)]
     for q in asked[:10]:  # warm-up: first touches of the mapped files
         memory.recall(q)
     stages: dict[str, list[float]] = {k: [] for k in ("total", "seeds", "ppr", "readout", "cpu")}
@@ -169,7 +170,7 @@ def measure_real(name: str, path: Path, queries: int) -> dict[str, Any]:
 
     load_pipeline()
     dataset = load_dataset(name)
-    asked = [q.question for q in dataset.questions[: queries + 10]]
+    asked = [q.question.strip() for q in dataset.questions[: queries + 10]]  # as recall reads them
     embedder = CachedEmbedder(SentenceEmbedder(hippo.Settings().embedding_model))
     parser = SpacyExtractor()
     phrases = {q: parser.query_phrases(q) for q in asked}

@@ -62,6 +62,8 @@ class Settings(BaseSettings):
     # Scale (issue 13): recall whose cost does not grow with the corpus.
     passage_prior_top: int = Field(200, ge=0, description="passages in the prior: top by dense and by BM25 "
                                    "each (0: every visible passage, the O(N) reset of old)")
+    prior_tail: bool = Field(True, description="passages PPR reaches outside the top M keep their own dense "
+                             "prior (the direct term of the full prior)")
     ppr_solver: Literal["auto", "exact", "push"] = Field("auto", description="auto: exact power iteration on "
                                                          "small graphs, local push above ppr_exact_max_edges")
     ppr_exact_max_edges: int = Field(50_000, ge=0, description="graphs up to this many edges run exact PPR")

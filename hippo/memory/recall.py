@@ -27,6 +27,7 @@ from hippo.graph.scoring import (
     top_distinct,
     top_indices,
 )
+from hippo.graph.ppr import SparseScores
 from hippo.graph.view import GraphView
 from hippo.memory.state import DerivedState
 from hippo.memory.titles import title_seeds
@@ -164,7 +165,8 @@ class Recaller:
                                         s.passage_weight * prior,
                                         s.title_weight * np.fromiter(titles.values(), dtype=np.float64,
                                                                      count=len(titles))])
-        passage_vertices, mass = self._walk(view, reset_vertices, reset_weights)
+        tail = self._tail(state, view, q, dense, prior_vertices) if s.passage_prior_top and s.prior_tail else None
+        passage_vertices, mass = self._walk(view, reset_vertices, reset_weights, tail)
         if s.bridge_weight > 0:  # the second hop: restart also at the entities of the best passages
             bridge = bridge_seeds(mass, passage_vertices, view.mentions, view.passage_count,
                                   passages=s.bridge_passages, k=s.bridge_top_k)
@@ -172,7 +174,7 @@ class Recaller:
                 reset_vertices = np.concatenate([reset_vertices, np.fromiter(bridge, dtype=np.int64)])
                 reset_weights = np.concatenate([reset_weights, s.bridge_weight * np.fromiter(bridge.values(),
                                                                                              dtype=np.float64)])
-                passage_vertices, mass = self._walk(view, reset_vertices, reset_weights)
+                passage_vertices, mass = self._walk(view, reset_vertices, reset_weights, tail)
         timings["ppr"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
@@ -199,13 +201,35 @@ class Recaller:
 
     # -- pieces --------------------------------------------------------------------
 
-    def _walk(self, view: GraphView, vertices: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _walk(self, view: GraphView, vertices: np.ndarray, weights: np.ndarray,
+              tail: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """PPR from the sparse reset (``weights`` at ``vertices``), read out as (the visible passage
-        vertices it reached, one score each)."""
+        vertices it reached, one score each). ``tail``: the prior the reset left out, per vertex."""
         s = self.settings
         ppr = view.pagerank(vertices, weights, s.damping, solver=s.ppr_solver, epsilon=s.ppr_epsilon,
                             exact_max_edges=s.ppr_exact_max_edges)
+        if tail is not None:  # PPR restarts (1 - damping) of the reset at each vertex: the direct term
+            direct = (1.0 - s.damping) * tail(ppr.vertices) / float(np.maximum(weights, 0.0).sum())
+            ppr = SparseScores(vertices=ppr.vertices, scores=ppr.scores + direct, pushes=ppr.pushes, edges=ppr.edges)
         return view.passage_scores(ppr, s.passage_readout, s.readout_blend)
+
+    def _tail(self, state: DerivedState, view: GraphView, q: np.ndarray, dense: DenseHits,
+              prior_vertices: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """The reset weight the full prior would give each of these vertices and the top-M prior
+        did not: passages the walk reached outside the top M keep their own dense prior (BM25
+        beyond its top M is 0 either way). Of the full prior's PPR this is the direct term, not
+        what that mass would spread; measured, it recovers most of what the top M alone lost."""
+        s = self.settings
+        weight = s.passage_weight * (1.0 - s.keyword_prior_share)
+
+        def tail(vertices: np.ndarray) -> np.ndarray:
+            out = np.zeros(len(vertices))
+            at = np.flatnonzero(view.visible_passage[vertices] & ~np.isin(vertices, prior_vertices))
+            if len(at):
+                cosines = state.passages.scores(q, vertices[at])
+                out[at] = weight * np.clip(np.nan_to_num(dense.scaled(cosines), neginf=0.0), 0.0, None)
+            return out
+        return tail
 
     def _recognise(self, query: str, state: DerivedState, kept: list[int], scores: list[float],
                    lookup: Lookup) -> tuple[list[int], list[float], str | None]:
