@@ -147,6 +147,9 @@ SOLVER_ARMS: dict[str, dict[str, Any]] = {
     "exact PPR, full prior": {"passage_prior_top": 0, "ppr_solver": "exact"},
     "exact PPR, top-M prior": {"ppr_solver": "exact"},
     "local push, top-M prior": {"ppr_solver": "push"},
+}
+# ``--solvers-epsilon``: the push's threshold either side of the default (1e-6).
+EPSILON_ARMS: dict[str, dict[str, Any]] = {
     "local push, epsilon 1e-5": {"ppr_solver": "push", "ppr_epsilon": 1e-5},
     "local push, epsilon 1e-7": {"ppr_solver": "push", "ppr_epsilon": 1e-7},
 }
@@ -376,11 +379,11 @@ def run_variants(memory: Memory, kind: str, dataset: Dataset, questions: Sequenc
 
 
 def run_solvers(memory: Memory, kind: str, dataset: Dataset, questions: Sequence[Question],
-                base: dict[str, Any]) -> tuple[list[MethodResult], dict[str, Any]]:
-    """The ``SOLVER_ARMS`` on one index, with each arm's top-10 hit overlap against the exact
+                base: dict[str, Any], arms: dict[str, dict[str, Any]]) -> tuple[list[MethodResult], dict[str, Any]]:
+    """The ``arms`` (``SOLVER_ARMS`` first) on one index, with each arm's top-10 hit overlap against the exact
     solver on the same reset, and its recall latency without query embedding."""
     results, hits, latency = [], {}, {}
-    for label, overrides in SOLVER_ARMS.items():
+    for label, overrides in arms.items():
         variant = Memory(memory.store, settings=make_settings({**base, **overrides}), embedder=memory.embedder)
         found: dict[str, list[str]] = {}
         took: list[float] = []
@@ -401,7 +404,7 @@ def run_solvers(memory: Memory, kind: str, dataset: Dataset, questions: Sequence
         pairs = [(hits[a][q], hits[b][q]) for q in hits[a]]
         return float(np.mean([len(set(x) & set(y)) / max(1, len(x)) for x, y in pairs]))
 
-    full, exact, push, *others = SOLVER_ARMS
+    full, exact, push, *others = arms
     summary = {"overlap_push_vs_exact": overlap(push, exact), "overlap_top_m_vs_full_prior": overlap(exact, full),
                "overlap_vs_exact": {arm: overlap(arm, exact) for arm in (push, *others)},
                "p50_ms": latency, "r5": {r.name.removeprefix("hippo: "): r.recall[5] for r in results}}
@@ -583,6 +586,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--solvers", action="store_true",
                         help="also exact PPR with the full prior (today's engine), exact with the top-M prior, "
                              "and local push, with their top-10 overlap (issue 13)")
+    parser.add_argument("--solvers-epsilon", action="store_true", help="with --solvers: also push at epsilon 1e-5, 1e-7")
     parser.add_argument("--grid", action="store_true",
                         help="with --ablation: the full seed-mix x read-out x passage-weight grid")
     parser.add_argument("--only", action="append", default=[], metavar="LABEL",
@@ -644,7 +648,8 @@ def run_set(name: str, args: argparse.Namespace, overrides: dict[str, Any], sett
         if args.ablation:
             ablation += run_variants(memory, kind, dataset, questions, overrides, variants_of(args))
         if args.solvers:
-            arms, solvers[kind] = run_solvers(memory, kind, dataset, questions, overrides)
+            chosen = {**SOLVER_ARMS, **(EPSILON_ARMS if args.solvers_epsilon else {})}
+            arms, solvers[kind] = run_solvers(memory, kind, dataset, questions, overrides, chosen)
             results += arms
         memory.close()
     return SetRun(dataset=dataset, questions=questions, results=results, ablation=ablation, indexes=indexes,
