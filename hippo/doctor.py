@@ -214,7 +214,7 @@ def llm(settings: Settings) -> Check:
 
 def api_keys(url: str, settings: Settings) -> Check:
     """Who may call the servers: a key file, keys issued into the store, or nobody but loopback."""
-    from hippo.access import KEY_NAMESPACE, read_key_file
+    from hippo.keys import KEY_NAMESPACE, read_key_file
 
     parts = []
     try:
@@ -239,17 +239,14 @@ def api_keys(url: str, settings: Settings) -> Check:
 def _stored_keys(url: str, namespace: str) -> int:
     """Keys issued into the store's key-value area (0 when the store cannot tell)."""
     try:
-        from hippo.store import SQLiteStore, open_store
+        from hippo.keys import MAX_KEYS_LISTED
+        from hippo.store import open_store
 
         if url == ":memory:" or ("://" not in url and not Path(url).exists()):
             return 0
         opened = open_store(url)
         try:
-            if isinstance(opened, SQLiteStore):
-                return int(opened._db.execute("SELECT count(*) FROM kv WHERE namespace = ?",
-                                              (namespace,)).fetchone()[0])
-            rows = opened._read("count_values", "counting API keys", namespace=namespace)
-            return int(rows[0]["n"]) if rows else 0
+            return len(opened.list_values(namespace, limit=MAX_KEYS_LISTED))
         finally:
             opened.close()
     except Exception:

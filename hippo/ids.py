@@ -28,8 +28,11 @@ def document_id(title: str, text: str, space: str = "org") -> str:
 
 def file_document_id(path: str, space: str = "org") -> str:
     """A document read from a file: keyed by its absolute path, so an edited file indexed again
-    is the next version of the same document (its text is not part of the id)."""
-    return f"doc:{_digest('file', space, path)[:20]}"
+    is the next version of the same document (its text is not part of the id).
+
+    Not ``doc:``: the reader hands it to ``Memory.index`` as a caller's id, and a
+    caller may not give ids of the forms hippo derives (``hippo.spaces``)."""
+    return f"file:{_digest('file', space, path)[:20]}"
 
 
 def passage_id(doc_id: str, text: str, version: int = 1) -> str:

@@ -23,7 +23,8 @@ def _doctor(*args: str, **env: str) -> tuple[int, dict[str, dict]]:
 
 
 @pytest.mark.neo4j
-def test_doctor_reports_every_part_as_ok(neo4j_server, tmp_path):
+def test_doctor_reports_every_part_as_ok(neo4j_server, neo4j_wipe, tmp_path):
+    neo4j_wipe()  # an earlier test's vectors (another model) would be a true "fail" here
     keys = tmp_path / "keys.toml"
     keys.write_text('[[keys]]\nsha256 = "' + "a" * 64 + '"\nuser = "ann"\n', encoding="utf-8")
     url = neo4j_server["uri"]
