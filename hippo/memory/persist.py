@@ -62,7 +62,6 @@ COMPACT_RATIO = 0.25  # a journal larger than this share of the snapshot is fold
 COMPACT_MIN = 64 << 20
 CLOSE_RATIO = 0.02  # closing folds a journal larger than this share
 
-
 Exclusive = Callable[[], AbstractContextManager]
 
 
