@@ -141,6 +141,20 @@ def ablation_grid() -> dict[str, dict[str, Any]]:
     return grid
 
 
+# Issue 13: today's exact engine, what restricting the prior to the top M passages alone changes,
+# and the local push on that same sparse reset (``--solvers``).
+SOLVER_ARMS: dict[str, dict[str, Any]] = {
+    "exact PPR, full prior": {"passage_prior_top": 0, "ppr_solver": "exact"},
+    "exact PPR, top-M prior": {"ppr_solver": "exact"},
+    "local push, top-M prior": {"ppr_solver": "push"},
+}
+# ``--solvers-epsilon``: the push's threshold either side of the default (1e-6).
+EPSILON_ARMS: dict[str, dict[str, Any]] = {
+    "local push, epsilon 1e-5": {"ppr_solver": "push", "ppr_epsilon": 1e-5},
+    "local push, epsilon 1e-7": {"ppr_solver": "push", "ppr_epsilon": 1e-7},
+}
+
+
 # -- pieces ------------------------------------------------------------------------
 
 
@@ -364,6 +378,41 @@ def run_variants(memory: Memory, kind: str, dataset: Dataset, questions: Sequenc
     return results
 
 
+def run_solvers(memory: Memory, kind: str, dataset: Dataset, questions: Sequence[Question],
+                base: dict[str, Any], arms: dict[str, dict[str, Any]]) -> tuple[list[MethodResult], dict[str, Any]]:
+    """The ``arms`` (``SOLVER_ARMS`` first) on one index, with each arm's top-10 hit overlap against the exact
+    solver on the same reset, and its recall latency without query embedding."""
+    results, hits, latency = [], {}, {}
+    for label, overrides in arms.items():
+        variant = Memory(memory.store, settings=make_settings({**base, **overrides}), embedder=memory.embedder)
+        found: dict[str, list[str]] = {}
+        took: list[float] = []
+
+        def rank(query: str, variant: Memory = variant, found: dict = found, took: list = took) -> list[hippo.Hit]:
+            result = variant.recall(query, n=5, k=HITS)
+            found[query] = [h.id for h in result.hits]
+            took.append((result.timings["total"] - result.timings.get("embed", 0.0)) * 1000)
+            return result.hits
+
+        result = evaluate(f"hippo: {label}", kind, dataset, questions, rank)
+        result.settings = overrides
+        results.append(result)
+        hits[label], latency[label] = found, float(np.median(took))
+        log(f"  {label}: R@5 {result.recall[5]:.1f} (p50 {latency[label]:.1f} ms w/o embedding)")
+
+    def overlap(a: str, b: str) -> float:
+        pairs = [(hits[a][q], hits[b][q]) for q in hits[a]]
+        return float(np.mean([len(set(x) & set(y)) / max(1, len(x)) for x, y in pairs]))
+
+    full, exact, push, *others = arms
+    summary = {"overlap_push_vs_exact": overlap(push, exact), "overlap_top_m_vs_full_prior": overlap(exact, full),
+               "overlap_vs_exact": {arm: overlap(arm, exact) for arm in (push, *others)},
+               "p50_ms": latency, "r5": {r.name.removeprefix("hippo: "): r.recall[5] for r in results}}
+    log(f"  top-10 overlap: push vs exact {summary['overlap_push_vs_exact']:.3f}, "
+        f"top-M vs full prior {summary['overlap_top_m_vs_full_prior']:.3f}")
+    return results, summary
+
+
 # -- output ------------------------------------------------------------------------
 
 
@@ -397,6 +446,14 @@ def render(dataset: Dataset, results: list[MethodResult], ablation: list[MethodR
     if ablation:
         parts += ["", "## Ablation (graph recall, same index)", "",
                   markdown_table(header, [row(r) for r in ablation])]
+    for kind, summary in record.get("solvers", {}).items():
+        parts += ["", f"## Exact PPR vs local push ({kind} graph)", "",
+                  markdown_table(["arm", "R@5", "top-10 overlap with exact, top-M", "p50 ms w/o embedding"],
+                                 [[arm, summary["r5"][arm], f"{summary['overlap_vs_exact'].get(arm, 1.0):.3f}"
+                                   if "push" in arm else "–", f"{ms:.1f}"] for arm, ms in summary["p50_ms"].items()]),
+                  "", f"Top-10 hit overlap: local push vs exact on the same reset "
+                  f"{summary['overlap_push_vs_exact']:.3f}; top-M prior vs full prior (both exact) "
+                  f"{summary['overlap_top_m_vs_full_prior']:.3f}."]
     reference = REFERENCE_R5.get(dataset.name)
     if reference:
         parts += ["", "Reference R@5 (plain re-implementation, MiniLM + spaCy, issue 4): "
@@ -526,6 +583,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="override a hippo setting for every method (repeatable)")
     parser.add_argument("--quick", type=int, metavar="N", help="only the first N questions of each set")
     parser.add_argument("--ablation", action="store_true", help="also graph recall under settings variants")
+    parser.add_argument("--solvers", action="store_true",
+                        help="also exact PPR with the full prior (today's engine), exact with the top-M prior, "
+                             "and local push, with their top-10 overlap (issue 13)")
+    parser.add_argument("--solvers-epsilon", action="store_true", help="with --solvers: also push at epsilon 1e-5, 1e-7")
     parser.add_argument("--grid", action="store_true",
                         help="with --ablation: the full seed-mix x read-out x passage-weight grid")
     parser.add_argument("--only", action="append", default=[], metavar="LABEL",
@@ -538,7 +599,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.dataset:
         args.datasets = args.dataset
     if args.smoke:
-        args.datasets, args.ablation = "hipporag_sample", True
+        args.datasets, args.ablation, args.solvers = "hipporag_sample", True, True
         scratch = Path(tempfile.mkdtemp(prefix="hippo-bench-"))
         args.cache_dir, args.out = scratch / "cache", scratch
     args.datasets = [d for d in args.datasets.split(",") if d.strip()]
@@ -554,6 +615,7 @@ class SetRun:
     results: list[MethodResult]
     ablation: list[MethodResult]
     indexes: dict[str, IndexInfo]
+    solvers: dict[str, Any] = field(default_factory=dict)  # --solvers: per extractor, overlap and latency
 
 
 def variants_of(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
@@ -571,6 +633,7 @@ def run_set(name: str, args: argparse.Namespace, overrides: dict[str, Any], sett
     results: list[MethodResult] = []
     ablation: list[MethodResult] = []
     indexes: dict[str, IndexInfo] = {}
+    solvers: dict[str, Any] = {}
     for kind in extractor_kinds(args.extractor, dataset):
         path = cache_path(dataset.name, kind, settings, args.cache_dir)
         memory, indexes[kind] = open_indexed(dataset, kind, settings, embedder, path)
@@ -584,8 +647,13 @@ def run_set(name: str, args: argparse.Namespace, overrides: dict[str, Any], sett
             f"({results[-1].seconds:.1f}s)")
         if args.ablation:
             ablation += run_variants(memory, kind, dataset, questions, overrides, variants_of(args))
+        if args.solvers:
+            chosen = {**SOLVER_ARMS, **(EPSILON_ARMS if args.solvers_epsilon else {})}
+            arms, solvers[kind] = run_solvers(memory, kind, dataset, questions, overrides, chosen)
+            results += arms
         memory.close()
-    return SetRun(dataset=dataset, questions=questions, results=results, ablation=ablation, indexes=indexes)
+    return SetRun(dataset=dataset, questions=questions, results=results, ablation=ablation, indexes=indexes,
+                  solvers=solvers)
 
 
 def set_record(run: SetRun, overrides: dict[str, Any], settings: hippo.Settings, machine: dict[str, Any],
@@ -600,6 +668,7 @@ def set_record(run: SetRun, overrides: dict[str, Any], settings: hippo.Settings,
         "hits": HITS,
         "results": [as_record(r) for r in run.results],
         "ablation": [as_record(r) for r in run.ablation],
+        "solvers": run.solvers,
         "indexes": {k: vars(v) for k, v in run.indexes.items()},
         "reference_r5": REFERENCE_R5.get(run.dataset.name),
         "machine": machine,
@@ -624,6 +693,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     # A plain or --ablation run is the record (--ablation is a superset); partial or tweaked
     # runs get their own files so they never overwrite it.
     suffix = "-grid" if args.grid else ""
+    suffix += "-solvers" if args.solvers and not args.ablation else ""
     suffix += f"-quick{args.quick}" if args.quick else ""
     suffix += "-only-" + hashlib.sha1("|".join(args.only).encode()).hexdigest()[:8] if args.only else ""
     if overrides:

@@ -1,433 +1,382 @@
-"""Scale: Personalized PageRank and read-out time on synthetic graphs of growing size.
+"""Scale: the real engine on stores of 10k, 100k and 1M passages, recall end to end.
 
-Graphs of 1k, 10k, 100k, 300k (and, if memory allows, 1M) passages are generated
-with a fixed seed and built as a ``hippo.graph.GraphProjection`` straight from
-``GraphData`` (no store, no embeddings):
+Each store is built through ``Memory.index`` (the engine's own planning,
+extraction interface, embedding cache, synonym linking, SQLite writes and
+derived-state updates), from a synthetic corpus of HippoRAG's shape
+(``benchmarks.synthetic``: ~12 entity mentions and 10 facts per passage, Zipf
+entity reuse, clustered 384-d vectors). Only the text, the triples and the
+vectors are synthetic. Stores are kept (``--store-dir``) and reused: a size
+is built once.
 
-- entity mentions are Zipf-distributed (a few hub entities in many passages,
-  a long tail in one): about 8 distinct entities per passage;
-- about 6 relation edges per passage, between entities it mentions;
-- about 1 synonym edge per entity, score in [0.8, 1];
+Each size is then measured in a fresh process, as a user would open it:
 
-which is the shape of a HippoRAG graph over encyclopedic text.
+- ``open_s``: ``Memory(...)`` on the saved store (derived state loaded, not rebuilt;
+  spaCy's pipeline, loaded once per process whatever the store, is not counted);
+- recall (``n=5, k=10``) over ``--queries`` questions naming two entities of a
+  passage: latency without query embedding, p50/p95 (``recall_*_ms``), CPU
+  time (``time.process_time``, less sensitive to the other processes on the
+  machine), and by stage (seeds, PPR, read-out); the PPR's work (edges read);
+- dense and BM25 retrieval latency, the baselines;
+- ``rss_mb``: peak resident memory after opening and querying;
+- ANN recall@10 of each approximate shard against exact search.
 
-Each query's reset vector is realistic: 5 entity seeds weighted by node
-specificity (1 / passages mentioning them) plus 0.05 x a min-max scaled random
-dense prior over every passage, as ``hippo.memory.recall`` builds it. Timed
-per query: ``hippo.graph.personalized_pagerank`` (igraph PRPACK) and the
-read-out ``hippo.graph.scoring.passage_mass`` (blend). For comparison, the
-same PPR as a power iteration over a CSR transition matrix built once per
-graph (``--csr``, the candidate fix when PRPACK is slow), with its top-10
-agreement against PRPACK.
+Writes ``results/scale.json`` (a list of rows, one per size, each with the
+machine and load average), ``results/scale.md`` and ``results/scale.png``.
 
-Writes ``results/scale.json``, ``results/scale.md`` and ``results/scale.png``
-(PPR time against edges, log-log) and prints the fitted growth exponent.
-
-    python benchmarks/scale.py
+    python benchmarks/scale.py --sizes 10000 100000 1000000
     python benchmarks/scale.py --smoke
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 try:
-    from benchmarks.common import (RESULTS, Stopwatch, available_ram_gb, igraph_single_thread, log, machine_info,
-                                   machine_line, markdown_table, peak_rss_mb, percentiles, write_outputs)
+    from benchmarks.common import RESULTS, log, machine_info, machine_line, markdown_table, percentiles
+    from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor, query_phrases
 except ImportError:  # run as ``python benchmarks/scale.py``
-    from common import (RESULTS, Stopwatch, available_ram_gb, igraph_single_thread, log,  # type: ignore
-                        machine_info, machine_line, markdown_table, peak_rss_mb, percentiles, write_outputs)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.common import RESULTS, log, machine_info, machine_line, markdown_table, percentiles
+    from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor, query_phrases
 
-from hippo.config import Settings
-from hippo.graph import GraphProjection, Transition, personalized_pagerank, power_pagerank
-from hippo.graph.projection import GraphView
-from hippo.graph.scoring import minmax, passage_mass
-from hippo.memory.recall import Recaller
-from hippo.memory.state import DerivedState
-from hippo.memory.vectors import VectorIndex
-from hippo.store import GraphData
-
-SEED = 20240531
-LIMIT_MS = 50.0  # the recall budget for PPR at 100k passages (issue 4)
-# Peak RSS per edge measured at 100k passages, with headroom: decides whether 1M fits.
-BYTES_PER_EDGE = 1_500
+STORE_DIR = Path("/work/cache/scale") if Path("/work/cache").is_dir() else RESULTS / "scale-stores"
+CHUNK = 4_096  # documents per index() call while building
+TARGET_MS = {1_000_000: 50.0, 100_000: 15.0}
 
 
-@dataclass(frozen=True)
-class Shape:
-    mentions: float = 8.0  # distinct entities per passage
-    relations: float = 6.0  # relation edges per passage
-    synonyms: float = 1.0  # synonym edges per entity
-    entities_per_passage: float = 4.0  # vocabulary size / passages
-    zipf: float = 1.0  # exponent of the entity popularity power law
-    seeds: int = 5
-    passage_weight: float = 0.05
-    damping: float = 0.5
+def _memory(path: Path, **settings: Any):
+    import hippo
+
+    memory = hippo.Memory(hippo.store.SQLiteStore(path), settings=hippo.Settings(**settings),
+                          embedder=SyntheticEmbedder(), extractor=SyntheticExtractor())
+    memory._recaller._phrases = query_phrases  # noqa: SLF001 - spaCy cannot read synthetic names
+    return memory
 
 
-# -- generation --------------------------------------------------------------------
+# -- building ----------------------------------------------------------------------
 
 
-def zipf_sampler(rng: np.random.Generator, vocabulary: int, exponent: float):
-    """Draw entity ranks with P(rank r) proportional to r^-exponent, 0-based."""
-    cdf = np.cumsum(1.0 / np.arange(1, vocabulary + 1) ** exponent)
-    cdf /= cdf[-1]
-    return lambda size: np.minimum(np.searchsorted(cdf, rng.random(size)), vocabulary - 1)
+def build(size: int, store_dir: Path) -> dict[str, Any]:
+    """Index ``size`` synthetic passages into ``store_dir/scale-<size>.db`` (resuming a partial build)."""
+    path = store_dir / f"scale-{size}.db"
+    record_path = path.with_suffix(".build.json")
+    record = json.loads(record_path.read_text()) if record_path.exists() else {"seconds": 0.0, "chunks": 0}
+    memory = _memory(path)
+    have = memory.stats().passages
+    corpus = SyntheticCorpus(size)
+    log(f"{size:,}: building at {path} ({have:,} passages stored)")
+    start = time.perf_counter()
+    cpu = time.process_time()
+    for first in range(have - have % CHUNK, size, CHUNK):
+        memory.index(corpus.documents(first, first + CHUNK))
+        record["chunks"] += 1
+        done = min(first + CHUNK, size)
+        if record["chunks"] % 10 == 0 or done == size:
+            elapsed = record["seconds"] + time.perf_counter() - start
+            log(f"  {done:,} passages, {elapsed:.0f}s, peak RSS {_peak_mb():.0f} MB, load {os.getloadavg()[0]:.1f}")
+    memory.close()  # folds the journal into the saved state
+    record["seconds"] += time.perf_counter() - start
+    record["cpu_seconds"] = record.get("cpu_seconds", 0.0) + time.process_time() - cpu
+    record["peak_rss_mb"] = max(record.get("peak_rss_mb", 0.0), _peak_mb())
+    record_path.write_text(json.dumps(record))
+    return record
 
 
-def synthetic_graph(passages: int, shape: Shape, seed: int = SEED) -> GraphData:
-    """A HippoRAG-shaped graph: Zipf mentions, relations among co-mentioned entities, synonyms."""
-    rng = np.random.default_rng(seed)
-    vocabulary = max(16, int(passages * shape.entities_per_passage))
-    draw = zipf_sampler(rng, vocabulary, shape.zipf)
-
-    # Mentions: Poisson counts around the target, deduplicated within a passage.
-    counts = np.maximum(1, rng.poisson(shape.mentions, passages))
-    owner = np.repeat(np.arange(passages), counts)
-    entity = draw(int(counts.sum()))
-    pairs = np.unique(owner * vocabulary + entity)
-    m_passage, m_entity = pairs // vocabulary, pairs % vocabulary
-    starts = np.searchsorted(m_passage, np.arange(passages))
-    sizes = np.diff(np.append(starts, len(m_passage)))
-
-    # Relations: two distinct mentioned entities of the same passage.
-    r_counts = rng.poisson(shape.relations, passages) * (sizes > 1)
-    r_passage = np.repeat(np.arange(passages), r_counts)
-    a = rng.integers(0, sizes[r_passage])
-    b = (a + 1 + rng.integers(0, np.maximum(sizes[r_passage] - 1, 1))) % sizes[r_passage]
-    r_subject, r_object = m_entity[starts[r_passage] + a], m_entity[starts[r_passage] + b]
-
-    # Synonyms: about one partner per used entity, among used entities.
-    used = np.unique(m_entity)
-    s_counts = rng.poisson(shape.synonyms / 2, len(used))  # each edge touches two entities
-    s_a = np.repeat(used, s_counts)
-    s_b = used[rng.integers(0, len(used), len(s_a))]
-    keep = s_a != s_b
-    s_a, s_b = s_a[keep], s_b[keep]
-    s_score = np.round(rng.uniform(0.8, 1.0, len(s_a)), 4)
-
-    pid = [f"p{i}" for i in range(passages)]
-    eid = {int(e): f"e{int(e)}" for e in used}
-    return GraphData(
-        passages=[(p, "org") for p in pid],
-        entities=list(eid.values()),
-        facts=[(f"f{i}", eid[int(s)], eid[int(o)], pid[int(p)])
-               for i, (s, o, p) in enumerate(zip(r_subject, r_object, r_passage, strict=True))],
-        mentions=[(pid[int(p)], eid[int(e)]) for p, e in zip(m_passage, m_entity, strict=True)],
-        synonyms=[(eid[int(x)], eid[int(y)], float(s)) for x, y, s in zip(s_a, s_b, s_score, strict=True)],
-    )
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-# -- one query ---------------------------------------------------------------------
+# -- measuring (in a fresh process) -------------------------------------------------
 
 
-def reset_vector(view: GraphView, rng: np.random.Generator, shape: Shape) -> np.ndarray:
-    """5 entity seeds at 1/passages (max-scaled as ``fuse_seeds`` does) + 0.05 x a random passage prior."""
-    entities = np.flatnonzero(view.passage_count > 0)
-    seeds = rng.choice(entities, size=min(shape.seeds, len(entities)), replace=False)
-    weights = 1.0 / view.passage_count[seeds]
-    reset = np.zeros(view.graph.vcount())
-    reset[seeds] = weights / weights.max()
-    reset[view.passage_vertices] += shape.passage_weight * minmax(rng.beta(2, 5, len(view.passage_vertices)))
-    return reset
+def measure(size: int, store_dir: Path, queries: int) -> dict[str, Any]:
+    """Open the store and query it; run in its own process so open time and RSS are a user's."""
+    from hippo.extract.spacy import load_pipeline
 
-
-def top_overlap(a: np.ndarray, b: np.ndarray, k: int = 10) -> float:
-    top_a = set(np.argsort(-a, kind="stable")[:k].tolist())
-    top_b = set(np.argsort(-b, kind="stable")[:k].tolist())
-    return len(top_a & top_b) / k
-
-
-# -- one size ----------------------------------------------------------------------
-
-
-def measure(passages: int, queries: int, shape: Shape, csr: bool, seed_scan_max: int) -> dict[str, Any]:
-    with Stopwatch() as gen:
-        data = synthetic_graph(passages, shape)
-    with Stopwatch() as build:
-        projection = GraphProjection.from_data(data)
-        view = projection.view(None)
-    n_facts, n_mentions, n_synonyms = len(data.facts), len(data.mentions), len(data.synonyms)
-    graph = view.graph
-    log(f"{passages} passages: {graph.vcount()} vertices, {graph.ecount()} edges "
-        f"(generate {gen.seconds:.1f}s, build {build.seconds:.1f}s)")
-
-    rng = np.random.default_rng(SEED + passages)
-    resets = [reset_vector(view, rng, shape) for _ in range(queries + 1)]
-    personalized_pagerank(graph, resets[-1], shape.damping)  # warm-up
-    ppr_ms, readout_ms, ppr_vectors = [], [], []
-    for reset in resets[:queries]:
-        start = time.perf_counter()
-        ppr = personalized_pagerank(graph, reset, shape.damping)
-        middle = time.perf_counter()
-        passage_mass(ppr, view.passage_vertices, view.incidence, "blend", 0.5)
-        end = time.perf_counter()
-        ppr_ms.append((middle - start) * 1000)
-        readout_ms.append((end - middle) * 1000)
-        if csr and len(ppr_vectors) < 5:
-            ppr_vectors.append(ppr)
-
-    row: dict[str, Any] = {
-        "passages": passages, "vertices": graph.vcount(), "edges": graph.ecount(),
-        "entities": graph.vcount() - passages, "relation_edges": n_facts, "mention_edges": n_mentions,
-        "synonym_edges": n_synonyms, "generate_s": gen.seconds, "build_s": build.seconds,
-        "queries": queries, "ppr_ms": percentiles(ppr_ms), "readout_ms": percentiles(readout_ms),
-        "ppr_readout_ms": percentiles([a + b for a, b in zip(ppr_ms, readout_ms, strict=True)]),
+    load_pipeline()  # the query parser's model: loaded once per process, whatever the store
+    path = store_dir / f"scale-{size}.db"
+    clock = time.perf_counter()
+    memory = _memory(path)
+    open_s = time.perf_counter() - clock
+    outcome = memory._cache.outcome if memory._cache else "no cache"  # noqa: SLF001
+    corpus = SyntheticCorpus(size)
+    rng = np.random.default_rng(size)
+    stored = memory.stats().passages  # a build stopped early: ask about the passages it holds
+    asked = [corpus.query(int(i)) for i in rng.integers(min(size, stored), size=queries + 10)]
+    for q in asked[:10]:  # warm-up: first touches of the mapped files
+        memory.recall(q)
+    stages: dict[str, list[float]] = {k: [] for k in ("total", "seeds", "ppr", "readout", "cpu")}
+    pushed = []
+    for q in asked[10:]:
+        cpu = time.process_time()
+        result = memory.recall(q, n=5, k=10)
+        stages["cpu"].append((time.process_time() - cpu) * 1000)
+        t = result.timings
+        stages["total"].append((t["total"] - t.get("embed", 0.0)) * 1000)
+        for key in ("seeds", "ppr", "readout"):
+            stages[key].append(t.get(key, 0.0) * 1000)
+        pushed.append(result.strategy)
+    baseline = {}
+    for mode in ("dense", "bm25"):
+        took = []
+        for q in asked[10:60]:
+            start = time.perf_counter()
+            memory.retrieve(q, k=10, mode=mode)
+            took.append((time.perf_counter() - start) * 1000)
+        baseline[mode] = percentiles(took)
+    rss = _rss_mb()
+    peak = _peak_mb()
+    state = memory._current()  # noqa: SLF001
+    p = state.projection
+    row = {
+        "passages": p.passage_total, "edges": p.edges.size // 2, "entities": int((~p.is_passage.values).sum()),
+        "facts": len(p.fact_ids), "edge_kinds": p.edge_counts(),
+        "recall_p50_ms": float(np.percentile(stages["total"], 50)),
+        "recall_p95_ms": float(np.percentile(stages["total"], 95)),
+        "recall_cpu_p50_ms": float(np.percentile(stages["cpu"], 50)),
+        "recall_cpu_p95_ms": float(np.percentile(stages["cpu"], 95)),
+        "stages_p50_ms": {k: float(np.percentile(v, 50)) for k, v in stages.items()},
+        "rss_mb": rss, "peak_rss_mb": peak, "open_s": open_s, "open_outcome": outcome,
+        "strategies": {s: pushed.count(s) for s in set(pushed)}, "queries": len(asked) - 10,
+        "baselines_ms": baseline, "shards": _shards(state),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
-    row["ppr_1_thread_ms"] = measure_single_thread(view, resets[:queries], shape)
-    if passages <= seed_scan_max:
-        row["seed_stage_ms"] = measure_seed_stage(projection, view, data, min(queries, 20))
-        log("  seed stage p50 (ms): " + ", ".join(f"{k} {v['p50']:.1f}" for k, v in row["seed_stage_ms"].items()))
-    del data
-    if csr:
-        row["csr"] = measure_csr(view, resets[:queries], ppr_vectors, shape)
-    row["peak_rss_mb"] = peak_rss_mb()
-    single = row["ppr_1_thread_ms"]
-    log(f"  PPR p50 {row['ppr_ms']['p50']:.1f} ms"
-        + (f" (1 OpenMP thread: {single['p50']:.1f} ms)" if single else "")
-        + f", read-out p50 {row['readout_ms']['p50']:.1f} ms"
-        + (f"; CSR power iteration p50 {row['csr']['ppr_ms']['p50']:.1f} ms "
-           f"(build {row['csr']['build_s']:.2f}s, top-10 agreement {row['csr']['top10_agreement']:.2f})"
-           if csr else ""))
+    row["ann_recall_at_10"] = ann_recall(state, corpus, rng)
+    memory.close()
     return row
 
 
-def unit_rows(rng: np.random.Generator, rows: int, dim: int) -> np.ndarray:
-    matrix = rng.standard_normal((rows, dim), dtype=np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix
+def measure_real(name: str, path: Path, queries: int) -> dict[str, Any]:
+    """Open a real tuning-set store and recall its questions (queries embedded and parsed before:
+    CPU time is then recall's own)."""
+    import hippo
+    from hippo.datasets import load_dataset
+    from hippo.embed import SentenceEmbedder
+    from hippo.extract.spacy import SpacyExtractor, load_pipeline
+
+    from benchmarks.quality import CachedEmbedder
+
+    load_pipeline()
+    dataset = load_dataset(name)
+    asked = [q.question.strip() for q in dataset.questions[: queries + 10]]  # as recall reads them
+    embedder = CachedEmbedder(SentenceEmbedder(hippo.Settings().embedding_model))
+    parser = SpacyExtractor()
+    phrases = {q: parser.query_phrases(q) for q in asked}
+    for q in asked:
+        embedder.encode([q, *phrases[q]])
+    clock = time.perf_counter()
+    memory = hippo.Memory(hippo.store.SQLiteStore(path), embedder=embedder)
+    open_s = time.perf_counter() - clock
+    memory._recaller._phrases = phrases.__getitem__  # noqa: SLF001 - parsed above
+    outcome = memory._cache.outcome if memory._cache else "no cache"  # noqa: SLF001
+    for q in asked[:10]:
+        memory.recall(q)
+    wall, cpu, ppr = [], [], []
+    for q in asked[10:]:
+        start = time.process_time()
+        result = memory.recall(q, n=5, k=10)
+        cpu.append((time.process_time() - start) * 1000)
+        wall.append((result.timings["total"] - result.timings.get("embed", 0.0)) * 1000)
+        ppr.append(result.timings.get("ppr", 0.0) * 1000)
+    p = memory._current().projection  # noqa: SLF001
+    row = {"corpus": name, "passages": p.passage_total, "edges": p.edges.size // 2,
+           "recall_p50_ms": float(np.percentile(wall, 50)), "recall_p95_ms": float(np.percentile(wall, 95)),
+           "recall_cpu_p50_ms": float(np.percentile(cpu, 50)), "ppr_p50_ms": float(np.percentile(ppr, 50)),
+           "open_s": open_s, "open_outcome": outcome, "rss_mb": _rss_mb(), "queries": len(wall),
+           "load_average": [round(x, 2) for x in os.getloadavg()]}
+    memory.close()
+    return row
 
 
-def measure_seed_stage(projection: GraphProjection, view: GraphView, data: GraphData, queries: int,
-                       dim: int = 384) -> dict[str, Any]:
-    """The engine's own seed-stage code (dense scan, fact scan, entity linking) on random unit vectors.
-
-    ``Recaller._dense``, ``_facts`` and ``_links`` run against a stand-in for
-    ``DerivedState`` that holds the synthetic graph and one vector per passage,
-    fact and entity, as a real index of that size would.
-    """
-    rng = np.random.default_rng(SEED)
-    state = DerivedState(revision=0, projection=projection, passages=VectorIndex(dim),
-                         entities=VectorIndex(dim), facts=VectorIndex(dim))
-    state.passages.add([p for p, _ in data.passages], [p for p, _ in data.passages],
-                       unit_rows(rng, len(data.passages), dim))
-    state.entities.add(list(data.entities), list(data.entities), unit_rows(rng, len(data.entities), dim))
-    state.facts.add([f[0] for f in data.facts], [f[0] for f in data.facts], unit_rows(rng, len(data.facts), dim))
-    state.fact_ends = [(s, o, p) for _, s, o, p in data.facts]
-    recaller = Recaller(Settings(), embed=lambda texts: np.zeros((len(texts), dim)), query_phrases=lambda q: [])
-
-    times: dict[str, list[float]] = {"dense": [], "facts": [], "links": []}
-    for _ in range(queries):
-        q, phrases = unit_rows(rng, 1, dim)[0], unit_rows(rng, 3, dim)
-        for name, call in (("dense", lambda: recaller._dense(state, view, q)),
-                           ("facts", lambda: recaller._facts(state, view, q)),
-                           ("links", lambda: recaller._links(state, view, phrases))):
-            start = time.perf_counter()
-            call()
-            times[name].append((time.perf_counter() - start) * 1000)
-    stats = {name: percentiles(values) for name, values in times.items()}
-    stats["seeds"] = percentiles([sum(parts) for parts in zip(*times.values(), strict=True)])
-    return stats
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return _peak_mb()
 
 
-def measure_single_thread(view: GraphView, resets: list[np.ndarray], shape: Shape) -> dict[str, float] | None:
-    """PPR with igraph's vendored OpenMP runtime limited to one thread (None if not found)."""
-    times = []
-    with igraph_single_thread() as limited:
-        if not limited:
-            return None
-        for reset in resets:
-            start = time.perf_counter()
-            personalized_pagerank(view.graph, reset, shape.damping)
-            times.append((time.perf_counter() - start) * 1000)
-    return percentiles(times)
+def _shards(state: Any) -> dict[str, Any]:
+    out = {}
+    for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
+        out[kind] = {str(code): {"kind": shard.kind, "rows": len(shard), "ef": getattr(shard, "ef", None),
+                                 "near_ef": getattr(shard, "near_ef", None)}
+                     for code, shard in index.shards.items()}
+    return out
 
 
-def measure_csr(view: GraphView, resets: list[np.ndarray], reference: list[np.ndarray],
-                shape: Shape) -> dict[str, Any]:
-    with Stopwatch() as build:
-        transition = Transition.of(view.graph)
-    times, agreement, gap = [], [], []
-    for i, reset in enumerate(resets):
-        start = time.perf_counter()
-        ppr = power_pagerank(transition, reset, shape.damping)
-        times.append((time.perf_counter() - start) * 1000)
-        if i < len(reference):
-            own = ppr[view.passage_vertices]
-            agreement.append(top_overlap(own, reference[i][view.passage_vertices]))
-            gap.append(float(np.abs(ppr - reference[i]).sum()))
-    return {"build_s": build.seconds, "ppr_ms": percentiles(times),
-            "top10_agreement": float(np.mean(agreement)) if agreement else None,
-            "l1_gap": float(np.max(gap)) if gap else None}
+def ann_recall(state: Any, corpus: SyntheticCorpus, rng: np.random.Generator, queries: int = 20) -> dict[str, Any]:
+    """Recall@10 of every HNSW shard against an exact scan of all its vectors (in chunks)."""
+    embedder = SyntheticEmbedder()
+    asked = embedder.encode([corpus.query(int(i)) for i in rng.integers(corpus.passages, size=queries)])
+    found = {}
+    for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
+        for code, shard in index.shards.items():
+            if shard.kind != "hnsw":
+                continue
+            labels = shard.labels()
+            best = np.full((queries, 10), -np.inf, dtype=np.float32)
+            for start in range(0, len(labels), 262_144):
+                part = labels[start : start + 262_144]
+                scores = np.concatenate([best, asked @ index.vectors_of(part).T], axis=1)
+                best = -np.sort(-scores, axis=1)[:, :10]
+            got = index.search(asked, 10, [code])
+            hit = [np.mean(scores >= floor[-1] - 1e-6) for (scores, _), floor in zip(got, best, strict=True)]
+            found[f"{kind}/{code}"] = {"rows": len(labels), "recall": float(np.mean(hit))}
+            log(f"  ANN recall@10 {kind} shard {code} ({len(labels):,} rows): {np.mean(hit):.3f}")
+    return found
 
 
-# -- fit, plot, report -------------------------------------------------------------
+# -- report ------------------------------------------------------------------------
 
 
-def growth_exponent(edges: Sequence[float], times: Sequence[float]) -> float | None:
-    """Slope of log(time) against log(edges): 1.0 is linear growth."""
-    if len(edges) < 2:
-        return None
-    slope, _ = np.polyfit(np.log(edges), np.log(times), 1)
-    return float(slope)
-
-
-def plot(rows: list[dict[str, Any]], path: Path, exponent: float | None) -> None:
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    rows = [r for r in rows if "corpus" not in r]
+    if not rows:
+        return
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    edges = [r["edges"] for r in rows]
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    ax.loglog(edges, [r["ppr_ms"]["p50"] for r in rows], "o-", label="PPR (igraph PRPACK) p50")
-    ax.fill_between(edges, [r["ppr_ms"]["p50"] for r in rows], [r["ppr_ms"]["p95"] for r in rows], alpha=0.2,
-                    label="PPR p50–p95")
-    if all(r.get("ppr_1_thread_ms") for r in rows):
-        ax.loglog(edges, [r["ppr_1_thread_ms"]["p50"] for r in rows], "o:", label="PPR, igraph OpenMP 1 thread p50")
-    ax.loglog(edges, [r["readout_ms"]["p50"] for r in rows], "s--", label="read-out (blend) p50")
-    if all("csr" in r for r in rows):
-        ax.loglog(edges, [r["csr"]["ppr_ms"]["p50"] for r in rows], "^-.", label="PPR, cached CSR power iter. p50")
-    ax.axhline(LIMIT_MS, color="grey", linestyle=":", label=f"{LIMIT_MS:.0f} ms budget")
+    sizes = [r["passages"] for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.4))
+    left.plot(sizes, [r["recall_p50_ms"] for r in rows], "o-", label="recall p50 (excl. query embedding)")
+    left.plot(sizes, [r["recall_p95_ms"] for r in rows], "o--", label="recall p95")
+    left.plot(sizes, [r["recall_cpu_p50_ms"] for r in rows], "s:", label="recall CPU time p50")
+    for stage, style in (("seeds", "^-."), ("ppr", "v-.")):
+        left.plot(sizes, [r["stages_p50_ms"][stage] for r in rows], style, alpha=0.7, label=f"{stage} p50")
+    left.plot(sizes, [r["baselines_ms"]["dense"]["p50"] for r in rows], "x:", label="dense retrieve p50")
+    for size, target in TARGET_MS.items():
+        left.axhline(target, color="grey", linestyle=":", linewidth=0.8)
+        left.annotate(f"target at {size:,}", (sizes[0], target), fontsize=7, color="grey")
+    left.set(xscale="log", xlabel="passages", ylabel="ms per recall", title="Recall cost vs corpus size")
+    left.grid(True, which="both", alpha=0.3)
+    left.legend(fontsize=7)
+    right.plot(sizes, [r["rss_mb"] / 1024 for r in rows], "o-", label="RSS after queries (GB)")
+    right.plot(sizes, [r["open_s"] for r in rows], "s-", label="open (s)")
+    right.set(xscale="log", xlabel="passages", title="Memory and open time")
+    right.grid(True, which="both", alpha=0.3)
+    right.legend(fontsize=8)
     for r in rows:
-        ax.annotate(f"{r['passages']:,} passages", (r["edges"], r["ppr_ms"]["p50"]), textcoords="offset points",
-                    xytext=(4, -12), fontsize=7)
-    title = "PPR time vs graph size"
-    if exponent is not None:
-        title += f" (PRPACK ~ edges^{exponent:.2f})"
-    ax.set(xlabel="edges", ylabel="ms per query", title=title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+        right.annotate(f"{r['edges'] / 1e6:.1f}M edges", (r["passages"], r["open_s"]), fontsize=7,
+                       xytext=(4, 4), textcoords="offset points")
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
 
 
-def verdict(rows: list[dict[str, Any]]) -> str | None:
-    at = next((r for r in rows if r["passages"] == 100_000), None)
-    if at is None:
-        return None
-    p50 = at["ppr_ms"]["p50"]
-    if p50 <= LIMIT_MS:
-        return f"PPR p50 at 100k passages is {p50:.1f} ms: within the {LIMIT_MS:.0f} ms budget."
-    text = f"PPR p50 at 100k passages is {p50:.1f} ms: OVER the {LIMIT_MS:.0f} ms budget."
-    if "csr" in at:
-        text += f" A cached-CSR power iteration takes {at['csr']['ppr_ms']['p50']:.1f} ms there."
-    return text
-
-
-def render(record: dict[str, Any]) -> str:
-    rows = record["rows"]
-    header = ["passages", "vertices", "edges", "build s", "PPR p50", "PPR p50, 1 thread", "PPR p95", "PPR p99",
-              "read-out p50", "PPR+read-out p95"]
-    has_csr = all("csr" in r for r in rows)
-    if has_csr:
-        header += ["CSR PPR p50", "CSR top-10 agree"]
-    table = []
-    for r in rows:
-        line = [f"{r['passages']:,}", f"{r['vertices']:,}", f"{r['edges']:,}", f"{r['build_s']:.1f}",
-                f"{r['ppr_ms']['p50']:.2f}",
-                f"{r['ppr_1_thread_ms']['p50']:.2f}" if r.get("ppr_1_thread_ms") else "–",
-                f"{r['ppr_ms']['p95']:.2f}", f"{r['ppr_ms']['p99']:.2f}",
-                f"{r['readout_ms']['p50']:.2f}", f"{r['ppr_readout_ms']['p95']:.2f}"]
-        if has_csr:
-            line += [f"{r['csr']['ppr_ms']['p50']:.2f}", f"{r['csr']['top10_agreement']:.2f}"]
-        table.append(line)
-    parts = ["# Scale: PPR on synthetic graphs (times in ms per query)", "",
-             f"Machine: {machine_line(record['machine'])}.", f"Shape: {record['shape']}.", "",
-             markdown_table(header, table), ""]
-    seeded = [r for r in rows if "seed_stage_ms" in r]
-    if seeded:
-        stages = ("dense", "facts", "links", "seeds")
-        parts += ["Recall's seed stage at the same sizes (engine code, random 384-d vectors; p50 ms):", "",
-                  markdown_table(["passages", "facts", *stages, "seeds + PPR + read-out"],
-                                 [[f"{r['passages']:,}", f"{r['relation_edges']:,}",
-                                   *(f"{r['seed_stage_ms'][s]['p50']:.1f}" for s in stages),
-                                   f"{r['seed_stage_ms']['seeds']['p50'] + r['ppr_readout_ms']['p50']:.1f}"]
-                                  for r in seeded]), ""]
-    if record["exponent"] is not None:
-        parts.append(f"PPR time grows as edges^{record['exponent']:.2f} (least-squares fit, log-log).")
-    if record.get("single_thread_exponent") is not None:
-        parts.append(f"With igraph's OpenMP at one thread, PPR grows as edges^{record['single_thread_exponent']:.2f}.")
-    if record.get("csr_exponent") is not None:
-        parts.append(f"Cached-CSR power iteration grows as edges^{record['csr_exponent']:.2f}.")
-    if record.get("verdict"):
-        parts.append(record["verdict"])
-    if record.get("skipped"):
-        parts.append(f"Skipped: {record['skipped']}.")
-    parts += ["", "![PPR time vs edges](scale.png)", "", f"Command: `{record['command']}`"]
+def render(rows: list[dict[str, Any]], command: str) -> str:
+    synthetic, real = [r for r in rows if "corpus" not in r], [r for r in rows if "corpus" in r]
+    table = [[f"{r['passages']:,}", f"{r['edges']:,}", f"{r['facts']:,}", f"{r['build_s'] / 3600:.2f} h"
+              if r.get("build_s") else "–", f"{r['open_s']:.1f}", f"{r['recall_p50_ms']:.1f}",
+              f"{r['recall_p95_ms']:.1f}", f"{r['recall_cpu_p50_ms']:.1f}",
+              f"{r['stages_p50_ms']['seeds']:.1f} / {r['stages_p50_ms']['ppr']:.1f} / "
+              f"{r['stages_p50_ms']['readout']:.1f}", f"{r['baselines_ms']['dense']['p50']:.1f} / "
+              f"{r['baselines_ms']['bm25']['p50']:.1f}", f"{r['rss_mb']:,.0f}",
+              ", ".join(f"{k} {v['recall']:.3f}" for k, v in r["ann_recall_at_10"].items()) or "exact",
+              ", ".join(f"{x:.1f}" for x in r["load_average"])] for r in synthetic]
+    parts = ["# Scale: the engine end to end", "", f"Machine: {machine_line(rows[-1]['machine'])}.", ""]
+    if synthetic:
+        parts += ["Synthetic stores (`benchmarks/synthetic.py`), built through `Memory.index`:", "",
+                  markdown_table(["passages", "edges", "facts", "build", "open s", "recall p50 ms", "p95 ms",
+                                  "CPU p50 ms", "seeds / PPR / read-out p50", "dense / BM25 p50", "RSS MB",
+                                  "ANN recall@10", "load avg"], table), "",
+                  "Recall latency excludes query embedding; the CPU time is that of the whole recall call.", "",
+                  "![recall cost vs size](scale.png)", ""]
+    if real:
+        parts += ["Real tuning sets (MiniLM, spaCy graph), their saved stores:", "",
+                  markdown_table(["corpus", "passages", "edges", "open s", "recall p50 ms", "p95 ms", "CPU p50 ms",
+                                  "PPR p50 ms", "RSS MB", "load avg"],
+                                 [[r["corpus"], f"{r['passages']:,}", f"{r['edges']:,}", f"{r['open_s']:.2f}",
+                                   f"{r['recall_p50_ms']:.1f}", f"{r['recall_p95_ms']:.1f}",
+                                   f"{r['recall_cpu_p50_ms']:.1f}", f"{r['ppr_p50_ms']:.1f}", f"{r['rss_mb']:,.0f}",
+                                   ", ".join(f"{x:.1f}" for x in r["load_average"])] for r in real]), ""]
+    parts.append(f"Command: `{command}`")
     return "\n".join(parts)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000, 300_000, 1_000_000],
-                        help="passage counts; sizes whose graph would not fit in RAM are skipped")
-    parser.add_argument("--queries", type=int, default=50, help="timed PPR calls per size (fewer at 1M)")
-    parser.add_argument("--no-csr", dest="csr", action="store_false",
-                        help="skip the cached-CSR power-iteration comparison")
-    parser.add_argument("--seed-scan-max", type=int, default=100_000, metavar="PASSAGES",
-                        help="also time the engine's seed stage (dense, fact and entity scans on random "
-                             "vectors) up to this many passages")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--store-dir", type=Path, default=STORE_DIR)
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--smoke", action="store_true", help="seconds-long check on tiny graphs (for CI)")
+    parser.add_argument("--build-only", action="store_true", help="build (or finish) the stores, measure nothing")
+    parser.add_argument("--real", action="append", default=[], metavar="DATASET=STORE",
+                        help="also measure a real tuning set's saved store (open, recall of its questions)")
+    parser.add_argument("--measure-one", type=int, help=argparse.SUPPRESS)  # the child process
+    parser.add_argument("--measure-real", help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="seconds-long check on a tiny store (for CI)")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.sizes, args.queries = [200, 2_000], 5
-        args.out = Path(tempfile.mkdtemp(prefix="hippo-bench-"))
+        args.sizes, args.queries = [300], 20
+        scratch = Path(tempfile.mkdtemp(prefix="hippo-bench-"))
+        args.store_dir, args.out = scratch, scratch
     return args
 
 
-def fits(passages: int, shape: Shape) -> bool:
-    edges = passages * (shape.mentions + shape.relations + shape.synonyms * shape.entities_per_passage / 2)
-    free = available_ram_gb()
-    return free is None or edges * BYTES_PER_EDGE < free * 1024**3 * 0.8
+def _child(arguments: list[str]) -> dict[str, Any]:
+    """Run one measurement in a fresh process (open time and RSS as a user would see them)."""
+    child = subprocess.run([sys.executable, __file__, *arguments], capture_output=True, text=True, check=False,
+                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    if child.returncode:
+        raise SystemExit(f"measuring {arguments} failed:\n{child.stderr[-3000:]}")
+    sys.stderr.write("".join(line for line in child.stderr.splitlines(True) if "WARNING clustering" not in line))
+    return json.loads(child.stdout.strip().splitlines()[-1])
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
-    shape = Shape()
-    rows, skipped = [], []
-    for passages in sorted(args.sizes):
-        if not fits(passages, shape):
-            skipped.append(f"{passages:,} passages (estimated graph does not fit in free RAM)")
-            log(f"skipping {passages} passages: not enough free memory")
+    args.store_dir.mkdir(parents=True, exist_ok=True)
+    if args.measure_one:
+        print(json.dumps(measure(args.measure_one, args.store_dir, args.queries)))
+        return []
+    if args.measure_real:
+        name, _, path = args.measure_real.partition("=")
+        print(json.dumps(measure_real(name, Path(path), args.queries)))
+        return []
+    rows = []
+    for size in sorted(args.sizes):
+        record = build(size, args.store_dir)
+        if args.build_only:
             continue
-        queries = args.queries if passages <= 100_000 else max(5, args.queries // 5)
-        rows.append(measure(passages, queries, shape, args.csr, args.seed_scan_max))
-    exponent = growth_exponent([r["edges"] for r in rows], [r["ppr_ms"]["p50"] for r in rows])
-    single = [r for r in rows if r.get("ppr_1_thread_ms")]
-    single_exponent = growth_exponent([r["edges"] for r in single], [r["ppr_1_thread_ms"]["p50"] for r in single]) \
-        if len(single) == len(rows) else None
-    csr_exponent = growth_exponent([r["edges"] for r in rows], [r["csr"]["ppr_ms"]["p50"] for r in rows]) \
-        if args.csr and rows else None
-    record = {
-        "shape": asdict(shape), "seed": SEED, "rows": rows, "exponent": exponent,
-        "single_thread_exponent": single_exponent, "csr_exponent": csr_exponent, "verdict": verdict(rows),
-        "skipped": "; ".join(skipped) or None, "machine": machine_info(),
-        "command": "python benchmarks/scale.py " + " ".join(sys.argv[1:] if argv is None else argv),
-    }
+        log(f"{size:,}: measuring in a fresh process")
+        row = _child(["--measure-one", str(size), "--store-dir", str(args.store_dir), "--queries", str(args.queries)])
+        row.update(build_s=record["seconds"], build_cpu_s=record.get("cpu_seconds"),
+                   build_peak_rss_mb=record.get("peak_rss_mb"), machine=machine_info())
+        rows.append(row)
+        log(f"{size:,}: recall p50 {row['recall_p50_ms']:.1f} ms, p95 {row['recall_p95_ms']:.1f} ms, "
+            f"CPU p50 {row['recall_cpu_p50_ms']:.1f} ms, open {row['open_s']:.1f}s, RSS {row['rss_mb']:.0f} MB")
+    for real in args.real:
+        log(f"{real}: measuring in a fresh process")
+        row = _child(["--measure-real", real, "--queries", str(args.queries)])
+        row["machine"] = machine_info()
+        rows.append(row)
+        log(f"{row['corpus']}: recall p50 {row['recall_p50_ms']:.1f} ms, CPU p50 {row['recall_cpu_p50_ms']:.1f} ms, "
+            f"open {row['open_s']:.2f}s ({row['open_outcome']})")
+    if not rows:
+        return rows
+    command = "python benchmarks/scale.py " + " ".join(sys.argv[1:] if argv is None else argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    plot(rows, args.out / "scale.png", exponent)
-    markdown = render(record)
-    json_path, md_path = write_outputs("scale", record, markdown, args.out)
+    (args.out / "scale.json").write_text(json.dumps(rows, indent=2) + "\n")
+    markdown = render(rows, command)
+    (args.out / "scale.md").write_text(markdown + "\n")
+    plot(rows, args.out / "scale.png")
     print(markdown)
-    if exponent is not None:
-        print(f"\nfitted growth exponent (PPR p50 vs edges): {exponent:.2f}"
-              + (f"; one OpenMP thread: {single_exponent:.2f}" if single_exponent is not None else ""))
-    if record["verdict"]:
-        print(record["verdict"])
-    log(f"wrote {json_path}, {md_path} and {args.out / 'scale.png'}")
-    return record
+    log(f"wrote {args.out / 'scale.json'}, scale.md and scale.png")
+    return rows
 
 
 if __name__ == "__main__":

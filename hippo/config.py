@@ -59,6 +59,21 @@ class Settings(BaseSettings):
     bridge_passages: int = Field(3, ge=1, le=50, description="first-walk passages whose entities seed the bridge")
     bridge_top_k: int = Field(5, ge=1, le=100, description="bridge-entity seeds kept")
 
+    # Scale (issue 13): recall whose cost does not grow with the corpus.
+    passage_prior_top: int = Field(200, ge=0, description="passages in the prior: top by dense and by BM25 "
+                                   "each (0: every visible passage, the O(N) reset of old)")
+    prior_tail: bool = Field(True, description="passages PPR reaches outside the top M keep their own dense "
+                             "prior (the direct term of the full prior)")
+    ppr_solver: Literal["auto", "exact", "push"] = Field("auto", description="auto: exact power iteration on "
+                                                         "small graphs, local push above ppr_exact_max_edges")
+    ppr_exact_max_edges: int = Field(50_000, ge=0, description="graphs up to this many edges run exact PPR")
+    ppr_epsilon: float = Field(1e-6, gt=0.0, lt=1.0, description="local push stops below epsilon x strength")
+    vector_exact_max: int = Field(20_000, ge=1, description="a space's vectors searched exactly up to this many")
+    vector_recall: float = Field(0.99, gt=0.0, le=1.0, description="recall@10 an approximate (HNSW) index is "
+                                 "calibrated to when trained")
+    vector_rerank: int = Field(8, ge=1, description="an approximate search re-scores rerank x k candidates exactly")
+    derived_cache: bool = Field(True, description="save the derived indexes beside a SQLite file store")
+
     # Small-text memory (remember / forget).
     remember_embed_timeout: float = Field(3.0, gt=0.0, le=600.0,
                                           description="seconds remember waits for its embedding")

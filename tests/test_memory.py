@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hippo import EmbeddingModelError, EmbeddingModelMismatch, InvalidInput, Memory
+from hippo import EmbeddingModelError, EmbeddingModelMismatch, InvalidInput, Memory, Settings
 from hippo.embed import SentenceEmbedder
 from hippo.store import SQLiteStore
 
@@ -195,3 +195,25 @@ def test_large_calls_are_written_in_whole_batches(open_memory, sample_corpus):
     assert result.entities_added == whole.entities_added and result.facts_added == whole.facts_added
     assert result.revision == 6 and whole.revision == 1  # one revision per committed batch
     assert ("extract", 54, 54) in seen and ("embed", 6, 6) in seen
+
+
+def test_the_top_m_prior_with_its_tail_ranks_like_the_full_prior(sample_memory):
+    """A reset with the passage prior on the top M passages only, plus the direct term of the rest
+    (``prior_tail``), stays close to the full prior on every passage; without the tail it drifts."""
+    questions = ["Who governs the island on which the painter Greta Südhof was born?",
+                 "Which shipyard built SS Gannet's Pride?", "Who founded the Skjelvik Cable Company?",
+                 "What festival is held on the island where the kelp press was invented?",
+                 "Where did the Great Storm of 1907 strike?"]
+
+    def top10(**settings: object) -> dict[str, set[str]]:
+        memory = Memory(sample_memory.store, settings=Settings(ppr_solver="exact", **settings),
+                        embedder=sample_memory.embedder)
+        return {q: {h.id for h in memory.recall(q, k=10).hits} for q in questions}
+
+    full = top10(passage_prior_top=0)
+    with_tail = top10(passage_prior_top=3, prior_tail=True)
+    without = top10(passage_prior_top=3, prior_tail=False)
+    shared = {name: sum(len(full[q] & got[q]) for q in questions) for name, got in
+              (("tail", with_tail), ("no tail", without))}
+    assert shared["tail"] > shared["no tail"]
+    assert shared["tail"] >= 0.85 * 10 * len(questions)

@@ -15,18 +15,21 @@ the top passages share is their common topic, which the first walk covered
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
-from scipy import sparse
 
 from hippo.graph.scoring import top_indices, top_k
 
 
-def bridge_seeds(mass: np.ndarray, passage_vertices: np.ndarray, incidence: sparse.csr_matrix,
-                 passage_count: np.ndarray, *, passages: int, k: int) -> dict[int, float]:
+def bridge_seeds(mass: np.ndarray, passage_vertices: np.ndarray, mentions: Callable[[int], np.ndarray],
+                 passage_count, *, passages: int, k: int) -> dict[int, float]:  # noqa: ANN001
     """Entity vertex -> weight (max 1) for the second walk.
 
     ``mass`` is the first walk's score of each passage in ``passage_vertices``;
-    the ``passages`` best give their entities ``mass / best mass / passages
+    ``mentions(passage vertex)`` gives the entity vertices a passage mentions and
+    ``passage_count[entity]`` how many visible passages mention it. The
+    ``passages`` best give their entities ``mass / best mass / passages
     mentioning the entity`` (the best such value); the ``k`` heaviest are kept.
     """
     top = [i for i in top_indices(mass, passages) if mass[i] > 0]
@@ -35,10 +38,10 @@ def bridge_seeds(mass: np.ndarray, passage_vertices: np.ndarray, incidence: spar
     best = float(mass[top[0]])
     weights: dict[int, float] = {}
     for i in top:
-        row = incidence[int(passage_vertices[i])]
         share = float(mass[i]) / best
-        for entity in row.indices:
-            count = passage_count[entity]
+        entities = np.unique(np.asarray(mentions(int(passage_vertices[i])), dtype=np.int64))
+        counts = passage_count[entities] if len(entities) else np.zeros(0)
+        for entity, count in zip(entities.tolist(), np.asarray(counts).tolist(), strict=True):
             if count > 1:
                 weights[int(entity)] = max(weights.get(int(entity), 0.0), share / count)
     seeds = top_k(dict(weights), k)

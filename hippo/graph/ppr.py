@@ -1,14 +1,34 @@
-"""Personalized PageRank as a pure function of a graph and a reset vector."""
+"""Personalized PageRank as pure functions of a graph and a reset vector.
+
+Two solvers of the same walk (damping ``d``: follow an edge with probability
+``d``, restart at the reset distribution otherwise; a vertex without edges
+restarts):
+
+- exact: ``power_pagerank`` on a transition matrix (and igraph's PRPACK,
+  ``personalized_pagerank``, as the reference); its cost is the whole graph
+  times ~35 iterations;
+- local: ``push_pagerank``, forward push (Andersen, Chung & Lang 2006) from a
+  sparse reset. It touches only vertices whose residual mass reaches
+  ``epsilon`` times their strength, so its work is bounded by
+  ``1 / (epsilon * (1 - d))`` edge visits whatever the size of the graph.
+  It reads the graph through ``Adjacency``: the neighbours of a set of
+  vertices, one frontier wave at a time, which an in-process CSR or a
+  database (one query per wave) can both serve.
+"""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import cache
+from typing import Protocol
 
 import igraph as ig
 import numpy as np
 from scipy import sparse
 from threadpoolctl import ThreadpoolController
+
+from hippo.runs import segment_indices
 
 
 @cache
@@ -75,6 +95,12 @@ class Transition:
              (np.concatenate([ends[:, 0], ends[:, 1]]), np.concatenate([ends[:, 1], ends[:, 0]]))),
             shape=(n, n),
         )
+        return cls.of_adjacency(adjacency)
+
+    @classmethod
+    def of_adjacency(cls, adjacency: sparse.csr_matrix) -> Transition:
+        """From a symmetric weighted adjacency matrix (both directions of every edge)."""
+        n = adjacency.shape[0]
         strength = np.asarray(adjacency.sum(axis=1)).ravel()
         inverse = np.divide(1.0, strength, out=np.zeros(n), where=strength > 0)
         return cls(matrix=(adjacency @ sparse.diags(inverse)).tocsr(), dangling=strength == 0)
@@ -103,3 +129,187 @@ def power_pagerank(transition: Transition, reset: np.ndarray, damping: float = 0
             return step
         scores = step
     return scores
+
+
+# -- local push ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """The edges leaving some vertices, concatenated in the order the vertices were asked."""
+
+    owners: np.ndarray  # per entry: index of its vertex in the vertices asked
+    targets: np.ndarray  # neighbour vertex of each entry (parallel edges repeat)
+    weights: np.ndarray  # weight of each entry
+
+
+class Adjacency(Protocol):
+    """What a local walk reads of a graph. Vertices are ``0 .. vertex_count - 1``."""
+
+    @property
+    def vertex_count(self) -> int: ...
+
+    def neighbours(self, vertices: np.ndarray) -> Neighbours:
+        """The walkable edges of these vertices (a reader's hidden edges left out)."""
+
+    def strength(self, vertices: np.ndarray) -> np.ndarray:
+        """Total edge weight at each vertex, or an upper bound of it: it only schedules pushes."""
+
+
+@dataclass(frozen=True)
+class SparseScores:
+    """A PPR vector restricted to the vertices a solver touched (every other one scores 0)."""
+
+    vertices: np.ndarray  # sorted, distinct
+    scores: np.ndarray
+    pushes: int = 0  # vertices pushed (summed over waves)
+    edges: int = 0  # edge entries read: the work done
+
+    @classmethod
+    def of_dense(cls, scores: np.ndarray) -> SparseScores:
+        vertices = np.flatnonzero(scores)
+        return cls(vertices=vertices, scores=scores[vertices], edges=0)
+
+
+class Workspace:
+    """Dense scratch vectors reused across pushes, so a push never allocates per vertex of the graph.
+
+    Only the entries a push touched are cleared afterwards. One per thread.
+    """
+
+    def __init__(self) -> None:
+        self.residual = np.zeros(0)
+        self.estimate = np.zeros(0)
+        self.stamp = np.zeros(0, dtype=np.int64)  # for deduplicating without sorting
+        self.seen = np.zeros(0, dtype=bool)
+
+    def fit(self, n: int) -> None:
+        if len(self.residual) < n:
+            size = max(n, int(len(self.residual) * 1.25))
+            self.residual, self.estimate = np.zeros(size), np.zeros(size)
+            self.stamp, self.seen = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
+
+    def distinct(self, values: np.ndarray) -> np.ndarray:
+        """``values`` without repeats, in O(len) (``np.unique`` sorts)."""
+        at = np.arange(len(values))
+        self.stamp[values] = at
+        return values[self.stamp[values] == at]
+
+
+_workspaces = threading.local()
+
+
+def _workspace() -> Workspace:
+    found = getattr(_workspaces, "value", None)
+    if found is None:
+        found = _workspaces.value = Workspace()
+    return found
+
+
+MAX_WAVES = 10_000  # a safety net: with damping < 1 the residual shrinks every wave
+
+
+def push_pagerank(adjacency: Adjacency, vertices: np.ndarray, weights: np.ndarray, damping: float = 0.5,
+                  epsilon: float = 1e-6, workspace: Workspace | None = None) -> SparseScores:
+    """PPR from the sparse reset ``weights`` at ``vertices`` by forward push, in frontier waves.
+
+    Every wave pushes, at once, each vertex whose residual is at least
+    ``epsilon`` times its strength (at least 1): it keeps ``1 - damping`` of
+    that mass as its score and passes ``damping`` of it along its edges by
+    weight (a vertex without walkable edges passes it to the reset, as the
+    exact solvers do). It stops when no residual reaches the threshold; each
+    score is then short of the exact one by less than ``epsilon`` times the
+    vertex strength, summed over where the leftover mass would flow.
+    """
+    vertices = np.asarray(vertices, dtype=np.int64)
+    weights = np.nan_to_num(np.asarray(weights, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    weights = np.where(weights > 0, weights, 0.0)
+    if vertices.shape != weights.shape:
+        raise ValueError(f"{len(vertices)} reset vertices but {len(weights)} weights")
+    if weights.sum() <= 0:
+        raise ValueError("reset vector has no positive entry")
+    n = adjacency.vertex_count
+    if len(vertices) and (vertices.min() < 0 or vertices.max() >= n):
+        raise ValueError(f"reset vertex out of range (graph has {n} vertices)")
+    keep = weights > 0
+    restart_at, restart = vertices[keep], weights[keep] / weights.sum()
+    space = workspace or _workspace()
+    space.fit(n)
+    residual, estimate, seen = space.residual, space.estimate, space.seen
+    np.add.at(residual, restart_at, restart)
+    frontier = space.distinct(restart_at)
+    seen[frontier] = True
+    touched = [frontier]
+    pushes = edges = 0
+    try:
+        for _ in range(MAX_WAVES):
+            if not len(frontier):
+                break
+            mass = residual[frontier]
+            residual[frontier] = 0.0
+            estimate[frontier] += (1.0 - damping) * mass
+            found = adjacency.neighbours(frontier)
+            pushes += len(frontier)
+            edges += len(found.targets)
+            strength = np.bincount(found.owners, weights=found.weights, minlength=len(frontier))
+            walkable = strength > 0
+            share = np.divide(damping * mass, strength, out=np.zeros(len(frontier)), where=walkable)
+            np.add.at(residual, found.targets, share[found.owners] * found.weights)
+            candidates = found.targets
+            stuck = float(mass[~walkable].sum())
+            if stuck > 0:  # no walkable edge: that mass restarts
+                np.add.at(residual, restart_at, damping * stuck * restart)
+                candidates = np.concatenate([candidates, restart_at])
+            candidates = space.distinct(candidates)
+            fresh = candidates[~seen[candidates]]
+            seen[fresh] = True
+            touched.append(fresh)
+            threshold = epsilon * np.maximum(adjacency.strength(candidates), 1.0)
+            frontier = candidates[residual[candidates] >= threshold]
+        reached = np.sort(np.concatenate(touched))
+        scores = estimate[reached].copy()
+    finally:
+        for part in touched:
+            residual[part] = 0.0
+            estimate[part] = 0.0
+            seen[part] = False
+    found_mass = scores > 0
+    return SparseScores(vertices=reached[found_mass], scores=scores[found_mass], pushes=pushes, edges=edges)
+
+
+@dataclass(frozen=True)
+class CsrAdjacency:
+    """An ``Adjacency`` over a symmetric CSR matrix: every edge stored in both directions."""
+
+    indptr: np.ndarray
+    targets: np.ndarray
+    weights: np.ndarray
+    strengths: np.ndarray
+
+    @classmethod
+    def of(cls, matrix: sparse.csr_matrix) -> CsrAdjacency:
+        matrix = sparse.csr_matrix(matrix)
+        return cls(indptr=matrix.indptr.astype(np.int64), targets=matrix.indices.astype(np.int64),
+                   weights=matrix.data.astype(np.float64), strengths=np.asarray(matrix.sum(axis=1)).ravel())
+
+    @classmethod
+    def of_graph(cls, graph: ig.Graph) -> CsrAdjacency:
+        n = graph.vcount()
+        ends = np.asarray(graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
+        weights = np.asarray(graph.es["weight"] if graph.ecount() else [], dtype=np.float64)
+        matrix = sparse.csr_matrix((np.concatenate([weights, weights]),
+                                    (np.concatenate([ends[:, 0], ends[:, 1]]),
+                                     np.concatenate([ends[:, 1], ends[:, 0]]))), shape=(n, n))
+        return cls.of(matrix)
+
+    @property
+    def vertex_count(self) -> int:
+        return len(self.indptr) - 1
+
+    def neighbours(self, vertices: np.ndarray) -> Neighbours:
+        counts, at = segment_indices(self.indptr, vertices)
+        return Neighbours(owners=np.repeat(np.arange(len(vertices)), counts), targets=self.targets[at],
+                          weights=self.weights[at])
+
+    def strength(self, vertices: np.ndarray) -> np.ndarray:
+        return self.strengths[vertices]

@@ -32,8 +32,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hippo.config import Settings
-from hippo.graph.projection import GraphView
-from hippo.graph.scoring import top_distinct, top_indices
+from hippo.graph.edges import RELATION
+from hippo.graph.scoring import top_distinct
+from hippo.graph.view import GraphView
 from hippo.ids import entity_id
 from hippo.memory.recall import Lookup, RankedPassages
 from hippo.memory.state import DerivedState
@@ -149,19 +150,24 @@ def neighbour_candidates(ranked: RankedPassages, state: DerivedState, view: Grap
         return []
     seeds = {s.id for s in ranked.seeds[:NEIGHBOUR_SEEDS]}
     kept = set(ranked.kept_facts)
-    passage_vertex = state.fact_passage_vertex
-    rows = np.array([r for r, (s, o, _) in enumerate(state.fact_ends)
-                     if (s in seeds or o in seeds) and r not in kept and passage_vertex[r] >= 0
-                     and view.visible_passage[passage_vertex[r]]], dtype=np.int64)
+    p = state.projection
+    seed_vertices = np.array([p.vertex[sid] for sid in seeds if sid in p.vertex], dtype=np.int64)
+    owners, columns = view.entries(seed_vertices)  # the reader's relation edges at the seeds
+    relation = columns["kinds"] == RELATION
+    candidates = {int(row) for via in np.unique(columns["via"][relation]).tolist()
+                  for row in p.facts_of(int(via)).tolist()}
+    rows = np.array(sorted(r for r in candidates if r not in kept
+                           and (p.fact_subject[r] in seed_vertices or p.fact_object[r] in seed_vertices)
+                           and state.facts.has(np.array([r]))[0]), dtype=np.int64)
     if not len(rows):
         return []
-    scores = state.facts.scores(q)[rows]
-    chosen = top_distinct(scores, [state.facts.hashes[r] for r in rows], limit, depth=limit * 4)
-    ids = [state.facts.ids[rows[i]] for i in chosen]
+    scores = state.facts.scores(q, rows)
+    chosen = top_distinct(scores, state.facts.key_of(rows).tolist(), limit, depth=limit * 4)
+    ids = [state.fact_ids[int(rows[i])] for i in chosen]
     texts = lookup.fact_texts(ids)
     out = []
     for i, fid in zip(chosen, ids, strict=True):
-        subject, obj, _ = state.fact_ends[rows[i]]
+        subject, obj, _ = state.fact_ends[int(rows[i])]
         if fid in texts:
             out.append(Candidate(text=texts[fid], kind="neighbour", weight=round(float(scores[i]), 6),
                                  seed_ids=[e for e in (subject, obj) if e in seeds], grounded=True))
@@ -260,9 +266,10 @@ class ClueExpander:
         dense = dict(ranked.dense)
         missing = [pid for pid, _ in ranking if pid not in dense]
         if missing and ranked.query_vector is not None:
-            rows = {pid: row for row, pid in enumerate(state.passages.ids)}
-            cosines = state.passages.scores(ranked.query_vector)
-            dense.update({pid: float(cosines[rows[pid]]) for pid in missing if pid in rows})
+            vertex = state.projection.vertex
+            known = [pid for pid in missing if pid in vertex]
+            cosines = state.passages.scores(ranked.query_vector, np.array([vertex[pid] for pid in known], dtype=int))
+            dense.update({pid: float(c) for pid, c in zip(known, cosines.tolist(), strict=True) if np.isfinite(c)})
         timings = dict(ranked.timings)
         timings["clues"] = time.perf_counter() - clock
         return replace(ranked, ranking=ranking, dense=dense, clues=[_clue(c) for c in clues], notes=notes,
@@ -285,12 +292,9 @@ class ClueExpander:
                     unknown.append(phrase)
         unknown = list(dict.fromkeys(unknown))
         if unknown and len(state.entities):
-            rows = np.flatnonzero((state.entity_vertex_of_row >= 0)
-                                  & (view.passage_count[np.maximum(state.entity_vertex_of_row, 0)] > 0))
-            if len(rows):
-                best = state.entities.scores(self._embed(unknown))[rows].max(axis=0)
-                for phrase, similarity in zip(unknown, np.atleast_1d(best), strict=True):
-                    found[phrase] = bool(similarity >= self.settings.clue_ground_similarity)
+            nearest = state.entities.search(self._embed(unknown), 1, view.codes)  # visible entities only
+            for phrase, (similarity, _) in zip(unknown, nearest, strict=True):
+                found[phrase] = bool(len(similarity) and similarity[0] >= self.settings.clue_ground_similarity)
         for candidate in unchecked:
             phrases = named[id(candidate)]
             candidate.grounded = all(found.get(p, False) for p in phrases) if phrases else None
@@ -302,14 +306,14 @@ class ClueExpander:
         per_clue = self.settings.clue_passages
         candidates[0].passages = ranked.ranking[:per_clue]
         searches = [c for c in candidates[1:] if c.kind != "entity"]
-        rows = np.flatnonzero(view.visible_passage[state.passage_vertex_of_row])
-        if not searches or not len(rows):
+        if not searches or not view.passage_total:
             return
-        sims = np.atleast_2d(state.passages.scores(self._embed([c.text for c in searches]))[rows].T)
-        for candidate, column in zip(searches, sims, strict=True):
-            candidate.passages = [(state.passages.ids[rows[i]], round(float(column[i]), 6))
-                                  for i in top_indices(column, per_clue)
-                                  if column[i] >= self.settings.clue_min_similarity]
+        ids = state.projection.record_ids
+        found = state.passages.search(self._embed([c.text for c in searches]), per_clue, view.codes)
+        for candidate, (sims, vertices) in zip(searches, found, strict=True):
+            candidate.passages = [(ids[v], round(float(c), 6)) for c, v in zip(sims.tolist(), vertices.tolist(),
+                                                                               strict=True)
+                                  if c >= self.settings.clue_min_similarity]
 
 
 def _clue(c: Candidate) -> Clue:

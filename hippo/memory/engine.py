@@ -20,12 +20,14 @@ from hippo.llm.extractor import usage_meter
 from hippo.llm.parts import llm_parts
 from hippo.memory import lifecycle, reembed
 from hippo.memory.clues import ClueExpander
+from hippo.memory.delta import Delta
 from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
 from hippo.memory.guard import StateGuard
 from hippo.memory.hits import assemble_hits
 from hippo.memory.indexing import Progress, assign_ids, document_ids, prepare, validate_documents
 from hippo.memory.lifecycle import NearDuplicatePolicy
 from hippo.memory.names import visible_names
+from hippo.memory.persist import DerivedCache, load_state
 from hippo.memory.recall import RankedPassages, Recaller
 from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
 from hippo.memory.retry import write_attempts
@@ -124,7 +126,8 @@ class Memory:
         reembed.bind(self.store, self.embedder, reembed_on_mismatch=self.settings.reembed_on_open)
         self._lock = threading.RLock()  # one writer at a time
         self._guard = StateGuard()  # readers vs the in-place update that follows a write
-        self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
+        self._cache = DerivedCache.for_store(self.store, self.settings, self.embedder.dim)
+        self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
         self._encoder = BoundedEncoder(self.embedder.encode, self.settings.remember_embed_timeout)
         self._background = BackgroundEmbedder(lambda: lifecycle.embed_pending(self))
         if self._state.unembedded:  # left by an earlier process whose embedding timed out
@@ -159,6 +162,8 @@ class Memory:
         self._background.close()
         self._encoder.close()
         self.llm.close()
+        if self._cache is not None:
+            self._cache.close(self._state, self._guard.write)
         self.store.close()
 
     # -- state ---------------------------------------------------------------------
@@ -174,7 +179,7 @@ class Memory:
         with self._lock:
             if self.store.revision() != self._state.revision:
                 reembed.check_identity(self.store, self.embedder)  # re-embedded by another process?
-                self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
+                self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
             return self._state
 
     @contextmanager
@@ -201,15 +206,13 @@ class Memory:
             revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
             if revision == state.revision:
                 return revision
+            delta = Delta.of_write(self.store, batch, vectors, revision, late)
             with self._guard.write():
-                followed = revision == state.revision + 1 and state is self._state
-                if followed and late is not None:
-                    state.apply_late_vectors(late, vectors, [(s.a, s.b, s.score) for s in batch.synonyms],
-                                             revision)
-                elif followed:
-                    followed = state.apply(batch, vectors, revision)
+                followed = revision == state.revision + 1 and state is self._state and state.apply_delta(delta)
             if not followed:
-                self._state = DerivedState.load(self.store, self.embedder.dim, self.settings)
+                self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
+            elif self._cache is not None:
+                self._cache.record(delta, state, self._guard.write)
             return revision
 
     def _bounded_encode(self, texts: list[str]) -> np.ndarray:
@@ -317,13 +320,13 @@ class Memory:
         passages = {p.id: p for p in self.store.passages(pid for pid, _ in head)}
         projection = state.projection
         seed_ids = {projection.record_ids[v]: v for v in ranked.seed_vertices}
-        fact_rows = {state.facts.ids[row]: state.fact_ends[row] for row in ranked.kept_facts}
+        fact_rows = {state.fact_ids[row]: state.fact_ends[row] for row in ranked.kept_facts}
         view = ranked.view
 
         def provenance(pid: str) -> Provenance:
             if not ranked.seed_vertices:
                 return Provenance()
-            mentioned = set(view.incidence[projection.vertex[pid]].indices.tolist())
+            mentioned = set(view.mentions(projection.vertex[pid]).tolist())
             nodes = [sid for sid, v in seed_ids.items() if v in mentioned]
             facts = [fid for fid, (s, o, p) in fact_rows.items()
                      if p == pid or (projection.vertex.get(s) in mentioned and projection.vertex.get(o) in mentioned)]
@@ -435,10 +438,7 @@ class Memory:
     def graph_stats(self) -> dict[str, int]:
         """Vertex and edge counts of the in-process projection, by kind."""
         with self.reading() as state:
-            projection = state.projection
-            return {"vertices": projection.graph.vcount(), "passages": projection.passage_total,
-                    "entities": projection.graph.vcount() - projection.passage_total,
-                    **{f"{kind}_edges": count for kind, count in projection.edge_counts().items()}}
+            return state.projection.stats()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.encode(texts)

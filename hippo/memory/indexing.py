@@ -18,7 +18,7 @@ from hippo.documents.sections import split_document
 from hippo.embed import Embedder
 from hippo.errors import InvalidInput
 from hippo.extract.base import Extraction, Extractor
-from hippo.graph.synonyms import synonym_edges
+from hippo.graph.synonyms import linkable, synonym_pairs
 from hippo.ids import document_id, entity_id, fact_id, passage_id
 from hippo.limits import check_depth
 from hippo.memory.state import DerivedState
@@ -211,6 +211,7 @@ def graph_records(passages: list[Passage], extractions: list[Extraction]
 
 
 Encode = Callable[[list[str]], np.ndarray]
+SYNONYM_PROBE = 16  # neighbours searched first per new entity (most have far fewer synonyms)
 
 
 def embed_missing(records: list[Passage | Entity | Fact], store: Store, encode: Encode
@@ -285,16 +286,45 @@ def derive(passages: list[Passage], *, store: Store, state: DerivedState, encode
 
 def link_synonyms(entities: list[Entity], vectors: dict[str, np.ndarray], state: DerivedState,
                   settings: Settings) -> list[Synonym]:
-    """Synonym edges between these entities (all with vectors) and every entity known."""
-    if not entities:
+    """Synonym edges between these entities (all with vectors) and every entity known: the
+    stored ones found through the entity index (every space), the batch's by brute force."""
+    if not entities or settings.synonym_max_neighbors <= 0:
         return []
-    new_vectors = np.stack([vectors[embed_hash(e)] for e in entities])
-    all_ids = [*state.entities.ids, *(e.id for e in entities)]
-    all_vectors = np.concatenate([state.entities.matrix, new_vectors])
-    return synonym_edges(
-        [e.id for e in entities], [e.key for e in entities], new_vectors, all_ids, all_vectors,
-        threshold=settings.synonym_threshold, max_neighbors=settings.synonym_max_neighbors,
-    )
+    queries = linkable([e.key for e in entities])
+    if not queries:
+        return []
+    new_ids = [e.id for e in entities]
+    new_vectors = np.stack([vectors[embed_hash(e)] for e in entities]).astype(np.float32)
+    k = settings.synonym_max_neighbors + 1
+    stored = _nearest(state, new_vectors[queries], k, settings.synonym_threshold)
+    ids = state.projection.record_ids
+    wide = new_vectors.astype(np.float64)
+    # Scores again in float64 from the vectors themselves: a pair gets the same score whichever of
+    # its entities came first and whichever search found it (stores built in another order must
+    # hold the same edges).
+    batch = wide[queries] @ wide.T
+    neighbours = []
+    for row, (_, labels) in enumerate(stored):
+        merged = np.concatenate([state.entities.vectors_of(labels).astype(np.float64) @ wide[queries[row]],
+                                 batch[row]])
+        merged_ids = [ids[v] for v in labels.tolist()] + new_ids
+        head = np.argpartition(-merged, k - 1)[:k] if len(merged) > k else np.arange(len(merged))
+        order = sorted(head.tolist(), key=lambda i: (-merged[i], merged_ids[i]))  # ties by id, not position
+        neighbours.append((merged[order], [merged_ids[i] for i in order]))
+    return synonym_pairs([new_ids[q] for q in queries], neighbours, threshold=settings.synonym_threshold,
+                         max_neighbors=settings.synonym_max_neighbors)
+
+
+def _nearest(state: DerivedState, queries: np.ndarray, k: int, threshold: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each query's ``k`` nearest stored entities, or all above ``threshold`` when fewer: a short
+    search first, widened only where its last neighbour still reaches the threshold."""
+    first = min(k, SYNONYM_PROBE)
+    found = state.entities.search(queries, first, near=True)
+    wide = [i for i, (scores, _) in enumerate(found) if len(scores) == first and scores[-1] >= threshold]
+    if wide and first < k:
+        for i, result in zip(wide, state.entities.search(queries[wide], k, near=True), strict=True):
+            found[i] = result
+    return found
 
 
 def prepare(documents: list[Document], *, store: Store, state: DerivedState, embedder: Embedder,

@@ -4,14 +4,18 @@ The stores' own full-text indexes (FTS5, Lucene) score with corpus-wide
 statistics: a passage's BM25 score then depends on documents in spaces the
 reader cannot see (their term counts move every IDF), which both leaks and
 makes a restricted reader's ranking differ from a store that never held the
-hidden documents. Scoring here computes document frequency, document count
-and average length over the visible passages only, per query; it also gives
-both stores the same scores, and a passage is searchable the moment the
-engine's write returns.
+hidden documents. Here postings, document counts, lengths and document
+frequencies are kept per space, up to date with every write, and a reader's
+statistics are their sums over the spaces they may read. Both stores score
+alike, and a passage is searchable the moment the engine's write returns.
 
-Rows are graph vertex ids, so the reader's visibility mask (``GraphView.
-visible_passage``) applies directly; vertices that are not passages have no
-postings.
+A query costs what its rare words cost, not the corpus: words are read
+rarest first, the postings of the common ones (up to ``SCAN_BUDGET`` read in
+all) only looked up for the passages that can still reach the top k
+(MaxScore). That is exact when the rare words fill the top k; otherwise
+passages matching only words in most of the corpus may be missed.
+
+Rows are graph vertex ids, so liveness and spaces come from the projection.
 """
 
 from __future__ import annotations
@@ -19,13 +23,21 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 
 import numpy as np
+
+from hippo.columns import Column
+from hippo.runs import Run, SortedRuns
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 K1 = 1.2  # the usual defaults (FTS5, Lucene)
 B = 0.75
 IDF_FLOOR = 1e-6  # Robertson-Spärck Jones IDF, floored as FTS5 does: a word in most passages weighs ~0
+SCAN_BUDGET = 100_000  # postings read in full per query before common words are only looked up
+
+Live = Callable[[np.ndarray], np.ndarray]
+"""Rows -> whether each is a live passage."""
 
 
 def tokens(text: str) -> list[str]:
@@ -35,74 +47,163 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(stripped.casefold())
 
 
+class SpacePostings:
+    """One space's postings (term -> rows, ascending: rows are vertices, given in insertion order),
+    and its live counts."""
+
+    def __init__(self, runs: SortedRuns | None = None) -> None:
+        self.runs = runs or SortedRuns({"rows": np.int32, "tfs": np.uint16})
+        self.dead: dict[int, int] = {}  # postings of rows no longer live
+        self.documents = 0  # live
+        self.length = 0.0  # live tokens
+
+    def add(self, row: int, counts: Counter[int]) -> None:
+        terms = np.fromiter(counts, dtype=np.int64, count=len(counts))
+        tfs = np.minimum(np.fromiter(counts.values(), dtype=np.int64, count=len(counts)), 65_535)
+        self.runs.add(terms, rows=np.full(len(terms), row, dtype=np.int32), tfs=tfs.astype(np.uint16))
+
+    def ready(self, terms: int) -> None:
+        if self.runs.has_pending:
+            self.runs.seal(terms)
+
+    def parts(self, term: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for run in self.runs.runs:
+            if term < run.keys and run.indptr[term + 1] > run.indptr[term]:
+                a, b = run.indptr[term], run.indptr[term + 1]
+                out.append((run.rows[a:b], run.tfs[a:b]))
+        return out
+
+    def df(self, term: int) -> int:
+        return int(self.runs.count(np.array([term]))[0]) - self.dead.get(term, 0)
+
+    def arrays(self, terms: int) -> dict[str, np.ndarray]:
+        run = self.runs.compact(terms)
+        dead = np.array(sorted(self.dead.items()), dtype=np.int64).reshape(-1, 2)
+        return {"indptr": run.indptr, "rows": run.rows, "tfs": run.tfs, "dead": dead,
+                "totals": np.array([self.documents, self.length])}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> SpacePostings:
+        run = Run(indptr=arrays["indptr"], columns={"rows": arrays["rows"], "tfs": arrays["tfs"]})
+        space = cls(SortedRuns({"rows": np.int32, "tfs": np.uint16}, [run]))
+        space.dead = {int(t): int(c) for t, c in arrays["dead"]}
+        space.documents, space.length = int(arrays["totals"][0]), float(arrays["totals"][1])
+        return space
+
+
 class KeywordIndex:
-    """Postings per term, growable; a query scores only the rows its terms occur in."""
+    """Per-space postings; a query scores only rows its words occur in."""
 
     def __init__(self) -> None:
-        self._postings: dict[str, tuple[list[int], list[int]]] = {}  # term -> (rows, term counts)
-        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._lengths: list[float] = []
-        self._length_array: np.ndarray | None = None
+        self.vocabulary: dict[str, int] = {}
+        self.lengths = Column(np.float32)  # tokens per passage row
+        self.spaces: dict[int, SpacePostings] = {}
 
-    def add(self, row: int, text: str) -> None:
-        """Index one passage at graph vertex ``row`` (once per row)."""
+    def _space(self, code: int) -> SpacePostings:
+        space = self.spaces.get(code)
+        if space is None:
+            space = self.spaces[code] = SpacePostings()
+        return space
+
+    def _counts(self, text: str, grow: bool) -> tuple[Counter[int], int]:
         words = tokens(text)
-        if row >= len(self._lengths):
-            self._lengths.extend([0.0] * (row + 1 - len(self._lengths)))
-        self._lengths[row] = float(len(words))
-        self._length_array = None
-        for term, count in Counter(words).items():
-            rows, counts = self._postings.setdefault(term, ([], []))
-            rows.append(row)
-            counts.append(count)
-            self._arrays.pop(term, None)
+        if grow:
+            for word in words:
+                self.vocabulary.setdefault(word, len(self.vocabulary))
+        ids = [self.vocabulary[w] for w in words if w in self.vocabulary]
+        return Counter(ids), len(words)
 
-    def _posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        if term not in self._postings:
-            return None
-        if term not in self._arrays:
-            rows, counts = self._postings[term]
-            self._arrays[term] = (np.array(rows, dtype=np.int64), np.array(counts, dtype=np.float64))
-        return self._arrays[term]
+    def add(self, row: int, text: str, space: int = 0) -> None:
+        """Index one live passage at graph vertex ``row`` (once per row)."""
+        counts, length = self._counts(text, grow=True)
+        self.lengths.extend_to(row + 1)
+        self.lengths[row] = length
+        postings = self._space(space)
+        postings.add(row, counts)
+        postings.documents += 1
+        postings.length += length
 
-    def scores(self, query: str, visible: np.ndarray) -> np.ndarray:
-        """BM25 of every row for ``query`` (0 where no query word occurs), as long as ``visible``.
+    def set_live(self, text: str, space: int, live: bool) -> None:
+        """A passage indexed before left (or came back to) the live set: move the statistics."""
+        counts, length = self._counts(text, grow=False)
+        postings = self._space(space)
+        step = 1 if live else -1
+        for term in counts:
+            postings.dead[term] = postings.dead.get(term, 0) - step
+            if not postings.dead[term]:
+                del postings.dead[term]
+        postings.documents += step
+        postings.length += step * length
 
-        ``visible`` is a boolean mask over rows; invisible rows neither score
-        nor count in the statistics (document count, frequencies, average length).
-        """
-        total = np.zeros(len(visible))
-        terms = list(dict.fromkeys(tokens(query)))
-        if not terms or not self._lengths:
-            return total
-        if self._length_array is None:
-            self._length_array = np.array(self._lengths)
-        n = min(len(self._length_array), len(visible))
-        lengths = self._length_array[:n]
-        mask = visible[:n]
-        documents = int(mask.sum())
-        if not documents:
-            return total
-        average = float(lengths[mask].sum()) / documents or 1.0
+    def top(self, query: str, codes: np.ndarray | None, live: Live, k: int) -> list[tuple[int, float]]:
+        """The ``k`` best (row, score) with a positive score among the spaces ``codes`` (None: all),
+        best first; ties by row (store order)."""
+        spaces = [self.spaces[c] for c in (self.spaces if codes is None else codes.tolist()) if c in self.spaces]
+        for space in spaces:
+            space.ready(len(self.vocabulary))
+        terms = [self.vocabulary[w] for w in dict.fromkeys(tokens(query)) if w in self.vocabulary]
+        documents = sum(s.documents for s in spaces)
+        if not terms or not documents or k <= 0:
+            return []
+        average = sum(s.length for s in spaces) / documents or 1.0
+        stats = []
         for term in terms:
-            posting = self._posting(term)
-            if posting is None:
-                continue
-            rows, counts = posting
-            inside = rows < n
-            keep = np.zeros(len(rows), dtype=bool)
-            keep[inside] = mask[rows[inside]]
-            rows, counts = rows[keep], counts[keep]
-            if not len(rows):
-                continue
-            idf = max(np.log((documents - len(rows) + 0.5) / (len(rows) + 0.5)), IDF_FLOOR)
-            norm = counts + K1 * (1 - B + B * lengths[rows] / average)
-            total[rows] += idf * counts * (K1 + 1) / norm  # a row occurs once per posting
-        return total
+            df = sum(s.df(term) for s in spaces)
+            if df > 0:
+                idf = max(float(np.log((documents - df + 0.5) / (df + 0.5))), IDF_FLOOR)
+                stats.append((df, term, idf))
+        stats.sort()
+        lengths = self.lengths.values
 
-    def top(self, query: str, visible: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The ``k`` best (row, score) with a positive score, best first; ties by row (store order)."""
-        scores = self.scores(query, visible)
-        hits = np.flatnonzero(scores > 0)
-        order = hits[np.lexsort((hits, -scores[hits]))][:k]
-        return [(int(row), float(scores[row])) for row in order]
+        def contribution(rows: np.ndarray, tfs: np.ndarray, idf: float) -> np.ndarray:
+            tf = tfs.astype(np.float64)
+            return idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths[rows] / average))
+
+        scanned, read = [], 0
+        while len(scanned) < len(stats) and (not scanned or read + stats[len(scanned)][0] <= SCAN_BUDGET):
+            read += stats[len(scanned)][0]
+            scanned.append(stats[len(scanned)])
+        looked_up = stats[len(scanned):]
+        row_parts, score_parts = [], []
+        for _, term, idf in scanned:
+            for s in spaces:
+                for rows, tfs in s.parts(term):
+                    row_parts.append(rows.astype(np.int64))
+                    score_parts.append(contribution(rows, tfs, idf))
+        if not row_parts:
+            return []
+        rows, inverse = np.unique(np.concatenate(row_parts), return_inverse=True)
+        scores = np.bincount(inverse, weights=np.concatenate(score_parts), minlength=len(rows))
+        alive = live(rows)
+        rows, scores = rows[alive], scores[alive]
+        if looked_up and len(rows):
+            bound = sum((K1 + 1) * idf for _, _, idf in looked_up)
+            if len(rows) > k:  # only rows that can still reach the top k need the common words
+                floor = np.partition(scores, len(scores) - k)[len(scores) - k]
+                keep = scores + bound >= floor
+                rows, scores = rows[keep], scores[keep]
+            for _, term, idf in looked_up:
+                for s in spaces:
+                    for part_rows, tfs in s.parts(term):
+                        at = np.minimum(np.searchsorted(part_rows, rows), max(len(part_rows) - 1, 0))
+                        hit = (part_rows[at] == rows) if len(part_rows) else np.zeros(len(rows), bool)
+                        scores[hit] += contribution(rows[hit], tfs[at[hit]], idf)
+        positive = scores > 0
+        rows, scores = rows[positive], scores[positive]
+        order = np.lexsort((rows, -scores))[:k]
+        return [(int(rows[i]), float(scores[i])) for i in order]
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        words = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
+        return {"vocabulary": np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8),
+                "lengths": self.lengths.values}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], spaces: dict[int, dict[str, np.ndarray]]) -> KeywordIndex:
+        index = cls()
+        text = np.asarray(arrays["vocabulary"], dtype=np.uint8).tobytes().decode("utf-8")
+        index.vocabulary = {w: i for i, w in enumerate(text.split("\n"))} if text else {}
+        index.lengths = Column(np.float32, arrays["lengths"])
+        index.spaces = {code: SpacePostings.from_arrays(a) for code, a in spaces.items()}
+        return index

@@ -166,15 +166,13 @@ def _near_duplicates(memory: Memory, vector: np.ndarray | None, space: str, excl
     close = []
     with memory.reading() as state:
         projection = state.projection
-        sims = state.passages.scores(vector)
-        # Score every row, then check space and liveness for the few above the threshold only:
-        # building a view per write would cost more than the write.
-        above = np.flatnonzero(sims >= memory.settings.near_duplicate_threshold)
-        for row in above[np.argsort(-sims[above])]:
-            pid = state.passages.ids[row]
-            v = projection.vertex.get(pid)
-            if v is not None and projection.live[v] and projection.space[v] == space and pid not in exclude:
-                close.append((pid, float(sims[row])))
+        code = projection.view(frozenset({space})).codes
+        # The space's own shard holds exactly its live passages: its nearest are the candidates.
+        (sims, vertices), = state.passages.search(vector, limit + len(exclude), code)
+        for similarity, v in zip(sims.tolist(), vertices.tolist(), strict=True):
+            pid = projection.record_ids[v]
+            if similarity >= memory.settings.near_duplicate_threshold and pid not in exclude:
+                close.append((pid, float(similarity)))
                 if len(close) == limit:
                     break
     passages = {p.id: p for p in memory.store.passages(pid for pid, _ in close)}

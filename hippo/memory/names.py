@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-import numpy as np
-
-from hippo.graph.projection import GraphProjection, GraphView
+from hippo.graph.projection import GraphProjection
+from hippo.graph.view import GraphView
 from hippo.store.base import Store
 
 
@@ -38,12 +37,8 @@ def visible_names(store: Store, projection: GraphProjection, view: GraphView, en
     vertices = {eid: projection.vertex[eid] for eid in dict.fromkeys(entity_ids) if eid in projection.vertex}
     if not vertices:
         return {}
-    columns = view.incidence[:, list(vertices.values())].tocsc()
-    first: dict[str, str] = {}
-    for i, eid in enumerate(vertices):
-        rows = columns.indices[columns.indptr[i] : columns.indptr[i + 1]]
-        if len(rows):
-            first[eid] = projection.record_ids[int(np.min(rows))]
+    firsts = view.first_passages(list(vertices.values()))
+    first = {eid: projection.record_ids[firsts[v]] for eid, v in vertices.items() if v in firsts}
     passages = {p.id: p for p in store.passages(set(first.values()))}
     names: dict[str, str] = {}
     for entity in store.entities(list(vertices)):

@@ -20,17 +20,15 @@ import numpy as np
 
 from hippo.config import Settings
 from hippo.graph.bridge import bridge_seeds
-from hippo.graph.ppr import power_pagerank
-from hippo.graph.projection import GraphView
 from hippo.graph.scoring import (
     fact_seed_weights,
     fuse_seeds,
     link_seed_weights,
-    minmax,
-    passage_mass,
     top_distinct,
     top_indices,
 )
+from hippo.graph.ppr import SparseScores
+from hippo.graph.view import GraphView
 from hippo.memory.state import DerivedState
 from hippo.memory.titles import title_seeds
 from hippo.models import Clue, Seed, Strategy
@@ -64,7 +62,31 @@ class RankedPassages:
                    kept_facts=[], timings=timings, notes=notes or [], query_vector=query_vector)
 
 
-KEYWORD_POOL = 200  # BM25 hits read for the passage prior; the rest count as 0
+KEYWORD_POOL = 200  # BM25 hits read for the passage prior (with passage_prior_top = 0); the rest count as 0
+
+
+@dataclass(frozen=True)
+class DenseHits:
+    """The passages closest to the query, and the range of every visible passage's cosine."""
+
+    vertices: np.ndarray
+    scores: np.ndarray
+    low: float
+    high: float
+
+    def scaled(self, cosines: np.ndarray) -> np.ndarray:
+        """Min-max over every visible passage, as if all had been scored."""
+        if self.high - self.low < 1e-12:
+            return np.ones_like(cosines, dtype=np.float64)
+        return (np.asarray(cosines, dtype=np.float64) - self.low) / (self.high - self.low)
+
+    def score_of(self, state: DerivedState, q: np.ndarray, vertices: np.ndarray) -> np.ndarray:
+        """Cosines of these passages: from the hits when there, else scored now."""
+        known = dict(zip(self.vertices.tolist(), self.scores.tolist(), strict=True))
+        missing = np.array([v for v in vertices.tolist() if v not in known], dtype=np.int64)
+        if len(missing):
+            known.update(zip(missing.tolist(), state.passages.scores(q, missing).tolist(), strict=True))
+        return np.array([known[v] for v in vertices.tolist()], dtype=np.float64)
 
 
 class Lookup(Protocol):
@@ -100,7 +122,7 @@ class Recaller:
         timings: dict[str, float] = {}
         clock = time.perf_counter()
         view = state.projection.view(spaces)
-        if len(view.passage_vertices) == 0:
+        if view.passage_total == 0:
             return RankedPassages.fallback("empty", view, query, [], {}, timings)
         phrases = self._phrases(query)
         hops = self._hops(query) if self._hops is not None and s.hop_fact_queries else []
@@ -109,7 +131,8 @@ class Recaller:
         timings["embed"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        visible_rows, dense = self._dense(state, view, q)
+        ranking_k = max(k * 4, 50)
+        dense = self._dense(state, view, q, max(s.passage_prior_top, ranking_k))
         kept, fact_scores = self._facts(state, view, np.vstack([q, hop_vectors]) if len(hops) else q)
         links = self._links(state, view, phrase_vectors)
         timings["seeds"] = time.perf_counter() - clock
@@ -126,39 +149,40 @@ class Recaller:
         )
         link_seeds = link_seed_weights(((v, sim) for v, sim, _ in links), view.passage_count, s.seed_top_k)
         seeds = fuse_seeds(fact_seeds, link_seeds, s.fact_seed_share)
-        visible_vertices = state.passage_vertex_of_row[visible_rows]
-        ranking_k = max(k * 4, 50)
+        vertex_ids = state.projection.record_ids
 
         if not seeds:
-            ranking = [(state.passages.ids[visible_rows[i]], float(dense[i])) for i in top_indices(dense, ranking_k)]
+            ranking = [(vertex_ids[v], float(c)) for v, c in zip(dense.vertices[:ranking_k].tolist(),
+                                                                 dense.scores[:ranking_k].tolist(), strict=True)]
             return RankedPassages.fallback("dense", view, query, ranking, dict(ranking), timings, notes, q)
 
         clock = time.perf_counter()
-        reset = np.zeros(view.graph.vcount())
-        for v, w in seeds.items():
-            reset[v] += w
-        reset[visible_vertices] += s.passage_weight * self._prior(query, dense, visible_vertices, state, spaces,
-                                                                  lookup)
-        for v, w in title_seeds(state.titles, query, view.visible_passage).items():
-            reset[v] += s.title_weight * w
-        mass = self._walk(view, reset)
+        prior_vertices, prior = self._prior(query, q, dense, state, view, spaces, lookup)
+        titles = title_seeds(state.titles, query, view.visible_passage)
+        reset_vertices = np.concatenate([np.fromiter(seeds, dtype=np.int64, count=len(seeds)), prior_vertices,
+                                         np.fromiter(titles, dtype=np.int64, count=len(titles))])
+        reset_weights = np.concatenate([np.fromiter(seeds.values(), dtype=np.float64, count=len(seeds)),
+                                        s.passage_weight * prior,
+                                        s.title_weight * np.fromiter(titles.values(), dtype=np.float64,
+                                                                     count=len(titles))])
+        tail = self._tail(state, view, q, dense, prior_vertices) if s.passage_prior_top and s.prior_tail else None
+        passage_vertices, mass = self._walk(view, reset_vertices, reset_weights, tail)
         if s.bridge_weight > 0:  # the second hop: restart also at the entities of the best passages
-            bridge = bridge_seeds(mass, view.passage_vertices, view.incidence, view.passage_count,
+            bridge = bridge_seeds(mass, passage_vertices, view.mentions, view.passage_count,
                                   passages=s.bridge_passages, k=s.bridge_top_k)
-            for v, w in bridge.items():
-                reset[v] += s.bridge_weight * w
             if bridge:  # the second walk also restarts at the first seeds: it ranks on its own
-                mass = self._walk(view, reset)
+                reset_vertices = np.concatenate([reset_vertices, np.fromiter(bridge, dtype=np.int64)])
+                reset_weights = np.concatenate([reset_weights, s.bridge_weight * np.fromiter(bridge.values(),
+                                                                                             dtype=np.float64)])
+                passage_vertices, mass = self._walk(view, reset_vertices, reset_weights, tail)
         timings["ppr"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        vertex_ids = state.projection.record_ids
         order = top_indices(mass, ranking_k)
-        ranked_vertices = view.passage_vertices[order]
-        ranking = [(vertex_ids[v], float(mass[i])) for v, i in zip(ranked_vertices, order, strict=True)]
-        dense_at = np.zeros(view.graph.vcount())
-        dense_at[visible_vertices] = dense
-        dense_by_id = {vertex_ids[v]: float(dense_at[v]) for v in ranked_vertices}
+        ranked_vertices = passage_vertices[order]
+        ranking = [(vertex_ids[v], float(mass[i])) for v, i in zip(ranked_vertices.tolist(), order, strict=True)]
+        dense_by_id = dict(zip((vertex_ids[v] for v in ranked_vertices.tolist()),
+                               dense.score_of(state, q, ranked_vertices).tolist(), strict=True))
 
         seed_ids = {v: vertex_ids[v] for v in seeds}
         seed_names = lookup.entity_names(list(seed_ids.values()))
@@ -167,7 +191,7 @@ class Recaller:
                   source="fact" if v in fact_seeds else "query_entity") for v, w in seeds.items()),
             key=lambda x: -x.weight,
         )
-        fact_texts = lookup.fact_texts([state.facts.ids[row] for row in kept])
+        fact_texts = lookup.fact_texts([state.fact_ids[row] for row in kept])
         clues = self._clues(state, kept, fact_scores, fact_texts, links, phrases, seeds, seed_ids, n)
         timings["readout"] = time.perf_counter() - clock
         strategy: Strategy = "graph" if fact_seeds else "entity_link"
@@ -177,12 +201,35 @@ class Recaller:
 
     # -- pieces --------------------------------------------------------------------
 
-    def _walk(self, view: GraphView, reset: np.ndarray) -> np.ndarray:
-        """PPR from ``reset``, read out as one score per visible passage (``view.passage_vertices``)."""
+    def _walk(self, view: GraphView, vertices: np.ndarray, weights: np.ndarray,
+              tail: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """PPR from the sparse reset (``weights`` at ``vertices``), read out as (the visible passage
+        vertices it reached, one score each). ``tail``: the prior the reset left out, per vertex."""
         s = self.settings
-        ppr = power_pagerank(view.transition, reset, s.damping)
-        return passage_mass(ppr, view.passage_vertices, view.incidence, s.passage_readout, s.readout_blend,
-                            strength=view.strength)
+        ppr = view.pagerank(vertices, weights, s.damping, solver=s.ppr_solver, epsilon=s.ppr_epsilon,
+                            exact_max_edges=s.ppr_exact_max_edges)
+        if tail is not None:  # PPR restarts (1 - damping) of the reset at each vertex: the direct term
+            direct = (1.0 - s.damping) * tail(ppr.vertices) / float(np.maximum(weights, 0.0).sum())
+            ppr = SparseScores(vertices=ppr.vertices, scores=ppr.scores + direct, pushes=ppr.pushes, edges=ppr.edges)
+        return view.passage_scores(ppr, s.passage_readout, s.readout_blend)
+
+    def _tail(self, state: DerivedState, view: GraphView, q: np.ndarray, dense: DenseHits,
+              prior_vertices: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """The reset weight the full prior would give each of these vertices and the top-M prior
+        did not: passages the walk reached outside the top M keep their own dense prior (BM25
+        beyond its top M is 0 either way). Of the full prior's PPR this is the direct term, not
+        what that mass would spread; measured, it recovers most of what the top M alone lost."""
+        s = self.settings
+        weight = s.passage_weight * (1.0 - s.keyword_prior_share)
+
+        def tail(vertices: np.ndarray) -> np.ndarray:
+            out = np.zeros(len(vertices))
+            at = np.flatnonzero(view.visible_passage[vertices] & ~np.isin(vertices, prior_vertices))
+            if len(at):
+                cosines = state.passages.scores(q, vertices[at])
+                out[at] = weight * np.clip(np.nan_to_num(dense.scaled(cosines), neginf=0.0), 0.0, None)
+            return out
+        return tail
 
     def _recognise(self, query: str, state: DerivedState, kept: list[int], scores: list[float],
                    lookup: Lookup) -> tuple[list[int], list[float], str | None]:
@@ -190,7 +237,7 @@ class Recaller:
         scores. Keeping none leaves the query-entity seeds (else dense retrieval) to carry
         recall, as HippoRAG 2 falls back; a filter that fails keeps every fact (an outage of
         the model must not change what recall finds) and says so."""
-        ids = [state.facts.ids[row] for row in kept]
+        ids = [state.fact_ids[row] for row in kept]
         texts = lookup.fact_texts(ids)
         try:
             chosen = self._filter(query, [texts.get(fid, "") for fid in ids])
@@ -201,52 +248,81 @@ class Recaller:
             return [], [], f"the fact filter kept none of the {len(kept)} retrieved facts"
         return [kept[i] for i in chosen], [scores[i] for i in chosen], None
 
-    def _prior(self, query: str, dense: np.ndarray, vertices: np.ndarray, state: DerivedState, spaces: Spaces,
-               lookup: Lookup) -> np.ndarray:
-        """The passage part of the reset vector (aligned with ``vertices``): min-max
-        dense scores, mixed with BM25 when ``keyword_prior_share`` > 0 (rare
-        names the embedder blurs)."""
-        prior = minmax(dense)
+    def _prior(self, query: str, q: np.ndarray, dense: DenseHits, state: DerivedState, view: GraphView,
+               spaces: Spaces, lookup: Lookup) -> tuple[np.ndarray, np.ndarray]:
+        """The passage part of the reset vector: (passage vertices, weights before
+        ``passage_weight``). Min-max dense scores, mixed with BM25 when
+        ``keyword_prior_share`` > 0 (rare names the embedder blurs), on the top
+        ``passage_prior_top`` passages by dense score and by BM25 score only: a
+        sparse reset, so the walk starts where the query points, not on every
+        passage (``passage_prior_top = 0`` gives every visible passage a prior, as
+        hippo did before; O(passages))."""
+        top = self.settings.passage_prior_top
+        vertices, cosines = (dense.vertices[:top], dense.scores[:top]) if top else self._every_passage(state, view, q)
         share = self.settings.keyword_prior_share
+        keyword: dict[int, float] = {}
+        if share > 0:
+            vertex = state.projection.vertex
+            keyword = {vertex[pid]: score for pid, score in
+                       lookup.keyword_scores(query, top or KEYWORD_POOL, spaces).items()}
+        have = set(vertices.tolist())
+        extra = np.array([v for v in keyword if v not in have], dtype=np.int64)
+        if len(extra) and top:
+            vertices = np.concatenate([vertices, extra])
+            cosines = np.concatenate([cosines, state.passages.scores(q, extra)])
+        prior = dense.scaled(cosines)
         if share <= 0:
-            return prior
-        keyword_at = np.zeros(len(state.projection.record_ids))
-        for pid, score in lookup.keyword_scores(query, KEYWORD_POOL, spaces).items():
-            keyword_at[state.projection.vertex[pid]] = score
-        keyword = keyword_at[vertices]
-        return (1 - share) * prior + share * (minmax(keyword) if keyword.any() else keyword)
+            return vertices, prior
+        matched = np.array([keyword.get(v, 0.0) for v in vertices.tolist()])
+        # BM25 is 0 for most passages, so its minimum is 0 unless every visible passage matched.
+        low = float(matched.min()) if len(keyword) >= view.passage_total else 0.0
+        high = float(matched.max()) if len(matched) else 0.0
+        scaled = (matched - low) / (high - low) if high - low > 1e-12 else np.ones_like(matched) * (high > 0)
+        return vertices, (1 - share) * prior + share * scaled
 
     @staticmethod
-    def _dense(state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Rows of visible passages and their cosine with the query."""
-        rows = np.flatnonzero(view.visible_passage[state.passage_vertex_of_row])
-        return rows, state.passages.scores(q)[rows]
+    def _every_passage(state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        vertices = view.passage_vertices
+        return vertices, state.passages.scores(q, vertices)
+
+    @staticmethod
+    def _dense(state: DerivedState, view: GraphView, q: np.ndarray, k: int) -> DenseHits:
+        """The ``k`` visible passages closest to the query, with the range of every visible
+        passage's cosine (an approximate index finds the lowest by searching for ``-q``)."""
+        scores, vertices, low = state.passages.top_and_lowest(q, k, view.codes)
+        return DenseHits(vertices=vertices, scores=scores.astype(np.float64), low=low,
+                         high=float(scores[0]) if len(scores) else 0.0)
 
     def _facts(self, state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[list[int], list[float]]:
-        """The top facts (distinct texts) among visible ones, with min-max scores.
+        """The top facts (distinct texts) among visible ones, with min-max scores over every
+        visible fact (an approximate index finds the lowest by searching for ``-q``).
 
         ``q`` is the query vector, or a matrix of it and the first hops of its chain: a fact
-        then scores its best cosine with any of them."""
+        then scores its best cosine with any of them (and the scale's floor is the highest of
+        their floors, a bound of the true one)."""
         top_k = self.settings.fact_top_k
         if not len(state.facts) or top_k == 0:
             return [], []
-        passage_vertex = state.fact_passage_vertex
-        rows = np.flatnonzero((passage_vertex >= 0) & view.visible_passage[np.maximum(passage_vertex, 0)])
+        queries = np.atleast_2d(q)
+        found = [state.facts.top_and_lowest(x, top_k * 8, view.codes) for x in queries]
+        raw, rows, low = found[0]
+        if len(found) > 1:
+            rows = np.unique(np.concatenate([f[1] for f in found]))
+            raw = np.max([state.facts.scores(x, rows) for x in queries], axis=0)
+            low = max(f[2] for f in found)
+            rows, raw = rows[np.argsort(-raw, kind="stable")], -np.sort(-raw, kind="stable")
         if not len(rows):
             return [], []
-        raw = state.facts.scores(q)[rows]
-        if raw.ndim == 2:
-            raw = raw.max(axis=1)
-        scaled = minmax(raw)
-        hashes = state.facts.hashes
-        chosen = top_distinct(raw, [hashes[r] for r in rows], top_k, depth=top_k * 8)
+        raw = raw.astype(np.float64)
+        high = float(raw[0])
+        scaled = (raw - low) / (high - low) if high - low > 1e-12 else np.ones_like(raw)
+        keys = state.facts.key_of(rows).tolist()
+        chosen = top_distinct(raw, keys, top_k, depth=top_k * 8)
         return [int(rows[i]) for i in chosen], [float(scaled[i]) for i in chosen]
 
     @staticmethod
     def _fact_vertices(state: DerivedState, row: int) -> list[int]:
-        subject, obj, _ = state.fact_ends[row]
-        vertex = state.projection.vertex
-        return [vertex[e] for e in (subject, obj) if e in vertex]
+        return state.fact_vertices(row)
 
     def _links(self, state: DerivedState, view: GraphView, phrase_vectors: np.ndarray
                ) -> list[tuple[int, float, int]]:
@@ -254,18 +330,11 @@ class Recaller:
         s = self.settings
         if not len(phrase_vectors) or not len(state.entities) or s.link_top_k == 0:
             return []
-        vertex_of_row = state.entity_vertex_of_row
-        visible = (vertex_of_row >= 0) & (view.passage_count[np.maximum(vertex_of_row, 0)] > 0)
-        rows = np.flatnonzero(visible)
-        if not len(rows):
-            return []
-        sims = state.entities.scores(phrase_vectors)[rows]  # rows x phrases
         links = []
-        for p in range(sims.shape[1]):
-            column = sims[:, p]
-            for i in top_indices(column, s.link_top_k):
-                if column[i] >= s.link_min_score:
-                    links.append((int(vertex_of_row[rows[i]]), float(column[i]), p))
+        for p, (sims, vertices) in enumerate(state.entities.search(phrase_vectors, s.link_top_k, view.codes)):
+            for sim, v in zip(sims.tolist(), vertices.tolist(), strict=True):
+                if sim >= s.link_min_score:
+                    links.append((int(v), float(sim), p))
         return links
 
     def _clues(self, state: DerivedState, kept: list[int], fact_scores: list[float],
@@ -275,7 +344,7 @@ class Recaller:
         clues: list[Clue] = []
         for row, score in zip(kept, fact_scores, strict=True):
             ids = [seed_ids[v] for v in self._fact_vertices(state, row) if v in seeds]
-            clues.append(Clue(query=fact_texts.get(state.facts.ids[row]), seed_ids=ids,
+            clues.append(Clue(query=fact_texts.get(state.fact_ids[row]), seed_ids=ids,
                               weight=round(score, 6), kind="fact"))
         for v, similarity, p in links:
             if v in seeds:

@@ -14,20 +14,20 @@ RRF_K = 60  # the constant of Cormack et al.; flattens the head of each list
 
 
 def dense_ranking(state: DerivedState, q: np.ndarray, spaces: Spaces, limit: int) -> list[tuple[str, float]]:
+    """The ``limit`` visible passages closest to ``q`` (the search runs on the reader's spaces only)."""
     view = state.projection.view(spaces)
-    rows = np.flatnonzero(np.isin(state.passage_vertex_of_row, view.passage_vertices))
-    if not len(rows):
-        return []
-    scores = state.passages.scores(q)[rows]
-    order = np.argsort(-scores, kind="stable")[:limit]
-    return [(state.passages.ids[rows[i]], float(scores[i])) for i in order]
+    (scores, vertices), = state.passages.search(q, limit, view.codes)
+    ids = state.projection.record_ids
+    return [(ids[v], float(c)) for v, c in zip(vertices.tolist(), scores.tolist(), strict=True)]
 
 
 def keyword_ranking(state: DerivedState, query: str, spaces: Spaces, limit: int) -> list[tuple[str, float]]:
     """BM25 with the statistics of the passages the reader may see (``hippo.memory.keywords``)."""
     view = state.projection.view(spaces)
     ids = state.projection.record_ids
-    return [(ids[row], score) for row, score in state.keywords.top(query, view.visible_passage, limit)]
+    live = state.projection.live
+    return [(ids[row], score)
+            for row, score in state.keywords.top(query, view.codes, lambda rows: live[rows], limit)]
 
 
 def reciprocal_rank_fusion(*rankings: list[tuple[str, float]]) -> list[tuple[str, float]]:

@@ -1,25 +1,59 @@
-"""The derived, in-process indexes of one store: graph projection and vectors.
+"""The derived, in-process indexes of one store: graph projection, vectors, keywords.
 
-They are caches. ``DerivedState.load`` rebuilds them from the store; after the
-engine's own writes ``apply`` updates them incrementally; a revision that moved
-under us (another process wrote) means a reload.
+They are caches. ``DerivedState.load`` rebuilds them from the store (or, with
+``hippo.memory.persist``, opens the copy saved beside it); after the engine's
+own writes ``apply`` updates them in place in O(what was written); a revision
+that moved under us (another process wrote) means a reload.
+
+Vector labels: passages and entities by graph vertex, facts by fact row
+(``projection.fact_ids``). A passage or fact is in the search shard of its
+space while its passage is live; an entity in the shard of every space whose
+live passages mention it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
 from hippo.config import Settings
 from hippo.errors import StoreError
 from hippo.graph.projection import GraphProjection
+from hippo.memory.delta import Delta
 from hippo.memory.keywords import KeywordIndex
+from hippo.memory.shards import AnnSettings
 from hippo.memory.titles import TitleIndex
 from hippo.memory.vectors import VectorIndex
 from hippo.models import Entity, Fact, Passage
-from hippo.store.base import GraphData, Store, VectorKind, WriteBatch, embed_hash
+from hippo.store.base import GraphData, Store, VectorKind, WriteBatch
+
+
+def text_key(hashes: Sequence[str]) -> np.ndarray:
+    """64 bits of each text hash: equal texts, equal keys (dedup of facts read twice)."""
+    return np.array([int(h[:16], 16) for h in hashes], dtype=np.uint64)
+
+
+def ann_settings(settings: Settings) -> AnnSettings:
+    return AnnSettings(exact_max=settings.vector_exact_max, recall=settings.vector_recall,
+                       rerank=settings.vector_rerank)
+
+
+class FactEnds(Sequence[tuple[str, str, str]]):
+    """``state.fact_ends[row]``: (subject id, object id, passage id) of a fact row."""
+
+    def __init__(self, projection: GraphProjection) -> None:
+        self._p = projection
+
+    def __len__(self) -> int:
+        return len(self._p.fact_ids)
+
+    def __getitem__(self, row):  # noqa: ANN001
+        p = self._p
+        ids = p.record_ids
+        s, o, v = int(p.fact_subject[row]), int(p.fact_object[row]), int(p.fact_passage[row])
+        return (ids[s] if s >= 0 else "", ids[o] if o >= 0 else "", ids[v])
 
 
 @dataclass
@@ -31,11 +65,17 @@ class DerivedState:
     facts: VectorIndex
     keywords: KeywordIndex = field(default_factory=KeywordIndex)  # BM25 rows are passage vertices
     titles: TitleIndex = field(default_factory=TitleIndex)  # passage titles -> passage vertices
-    # Per fact row: (subject id, object id, passage id), aligned with ``facts``.
-    fact_ends: list[tuple[str, str, str]] = field(default_factory=list)
     # Graph records stored without a vector yet (a remember whose embedding timed out):
     # (kind, id). They are in the graph and the keyword index, not in vector search.
     unembedded: set[tuple[VectorKind, str]] = field(default_factory=set)
+
+    @classmethod
+    def empty(cls, dim: int, settings: Settings, revision: int = 0) -> DerivedState:
+        ann = ann_settings(settings)
+        return cls(revision=revision,
+                   projection=GraphProjection(relation_weight=settings.relation_weight,
+                                              mention_weight=settings.mention_weight),
+                   passages=VectorIndex(dim, ann), entities=VectorIndex(dim, ann), facts=VectorIndex(dim, ann))
 
     @classmethod
     def load(cls, store: Store, dim: int, settings: Settings, attempts: int = 5) -> DerivedState:
@@ -58,99 +98,164 @@ class DerivedState:
     @classmethod
     def _read(cls, store: Store, dim: int, settings: Settings, revision: int) -> DerivedState:
         data = store.load_graph()
-        state = cls(
-            revision=revision,
-            projection=GraphProjection.from_data(
-                data, relation_weight=settings.relation_weight, mention_weight=settings.mention_weight
-            ),
-            passages=VectorIndex(dim),
-            entities=VectorIndex(dim),
-            facts=VectorIndex(dim),
-        )
+        state = cls.empty(dim, settings, revision)
+        state.projection.add(data)
+        state.projection.moves.clear()  # shards are filled below, from the counts
+        p = state.projection
+        vertex = p.vertex
+        for pid, text in data.texts.items():
+            state.keywords.add(vertex[pid], text, int(p.space_code[vertex[pid]]))
+        fact_row = {fid: row for row, fid in enumerate(p.fact_ids.to_list())}
         for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
             ids, hashes, matrix = store.load_vectors(kind)
-            index.add(ids, hashes, matrix)
-        ends = {fid: (s, o, p) for fid, s, o, p in data.facts}
-        state.fact_ends = [ends[fid] for fid in state.facts.ids]
-        vertex = state.projection.vertex
-        for pid, text in data.texts.items():
-            state.keywords.add(vertex[pid], text)
+            where = fact_row if kind == "fact" else vertex
+            known = [i for i, rid in enumerate(ids) if rid in where]
+            if kind == "fact" and len(known) < len(ids):
+                raise KeyError("fact vectors ahead of the graph")
+            labels = np.array([where[ids[i]] for i in known], dtype=np.int64)
+            index.add(labels, text_key([hashes[i] for i in known]), matrix[known])
+            held = {ids[i] for i in known}
+            records = {"passage": [pid for pid, _ in data.passages], "entity": data.entities,
+                       "fact": [f[0] for f in data.facts]}[kind]
+            state.unembedded.update((kind, rid) for rid in records if rid not in held)
         for pid, title in data.titles.items():
             state.titles.add(vertex[pid], title)
-        for kind, ids, index in (("passage", [pid for pid, _ in data.passages], state.passages),
-                                 ("entity", data.entities, state.entities),
-                                 ("fact", [f[0] for f in data.facts], state.facts)):
-            embedded = set(index.ids)
-            state.unembedded.update((kind, rid) for rid in ids if rid not in embedded)
+        passage_labels = np.array([vertex[pid] for pid, _ in data.passages], dtype=np.int64)
+        state._place_passages(passage_labels)
+        entities = np.array([vertex[e] for e in data.entities], dtype=np.int64)
+        for code in range(len(p.space_names)):
+            state.entities.include(code, entities[p.support.counts(np.array([code]), entities) > 0])
         return state
 
-    def apply(self, batch: WriteBatch, vectors: dict[str, np.ndarray], revision: int) -> bool:
-        """Follow a successful write: add what it added, retire and revive what it did.
+    # -- following writes ----------------------------------------------------------
 
-        ``vectors`` holds the vectors known by hash; records without one are
-        kept for a later embedding. False means the write cannot be followed
-        in place (it revived passages this state never held): reload instead.
-        """
-        known = self.projection.vertex
-        if batch.revive and any(pid not in known for pid in batch.revive):
-            return False
-        passages = [p for p in batch.passages if p.id not in known]
-        entities = [e for e in batch.entities if e.id not in known]
-        fresh_passages = {p.id for p in passages}
-        facts = [f for f in batch.facts if f.passage_id in fresh_passages]
-        self.projection.add(GraphData(
-            passages=[(p.id, p.space) for p in passages],
-            entities=[e.id for e in entities],
-            facts=[(f.id, f.subject_id, f.object_id, f.passage_id) for f in facts],
-            mentions=[(m.passage_id, m.entity_id) for m in batch.mentions if m.passage_id in fresh_passages],
-            synonyms=[(s.a, s.b, s.score) for s in batch.synonyms],
-        ))
-        for p in passages:
-            self.keywords.add(known[p.id], p.embed_text)
-            if p.title:
-                self.titles.add(known[p.id], p.title)
-        self.projection.retire(batch.retire)
-        self.projection.revive(batch.revive)
-        self.add_vectors([*passages, *entities, *facts], vectors)
-        self.revision = revision
-        return True
+    def apply(self, batch: WriteBatch, vectors: dict[str, np.ndarray], revision: int,
+              texts: dict[str, str] | None = None) -> bool:
+        """Follow a successful write (see ``apply_delta``)."""
+        return self.apply_delta(Delta.of_batch(batch, vectors, revision, texts))
 
     def apply_late_vectors(self, records: list[Passage | Entity | Fact], vectors: dict[str, np.ndarray],
                            synonyms: list[tuple[str, str, float]], revision: int) -> None:
         """Follow a write that only added vectors (and synonym edges) for stored records."""
-        self.projection.add(GraphData(passages=[], entities=[], facts=[], mentions=[], synonyms=synonyms))
-        self.add_vectors(records, vectors)
-        self.revision = revision
+        self.apply_delta(Delta.of_late(records, vectors, synonyms, revision))
 
-    def add_vectors(self, records: list[Passage | Entity | Fact], vectors: dict[str, np.ndarray]) -> None:
-        """Put records new to vector search into it; those without a vector wait in ``unembedded``."""
-        for kind, index, of_kind in (("passage", self.passages, Passage), ("entity", self.entities, Entity),
-                                     ("fact", self.facts, Fact)):
-            chosen = [r for r in records if isinstance(r, of_kind)]
-            ready = [r for r in chosen if embed_hash(r) in vectors]
-            self.unembedded.update((kind, r.id) for r in chosen if embed_hash(r) not in vectors)
-            if not ready:
+    def apply_delta(self, delta: Delta) -> bool:
+        """Follow a write: add what it added, retire and revive what it did, in O(what it wrote).
+
+        Records without a vector are kept for a later embedding. False means
+        the write cannot be followed in place (it revived passages this state
+        never held): reload instead.
+        """
+        p = self.projection
+        known = p.vertex
+        if delta.revive and any(pid not in known for pid in delta.revive):
+            return False
+        if delta.late:
+            p.add(GraphData(passages=[], entities=[], facts=[], mentions=[], synonyms=delta.synonyms))
+            wanted = {rid for rid, _ in delta.records.get("fact", [])}
+            rows = {fid: row for row, fid in enumerate(p.fact_ids.to_list()) if fid in wanted} if wanted else {}
+            self._add_vectors(delta, rows, late=True)
+            self.revision = delta.revision
+            return True
+        passages = [x for x in dict.fromkeys(delta.passages) if x[0] not in known]
+        fresh = {pid for pid, _, _ in passages}
+        first_fact = len(p.fact_ids)
+        p.add(GraphData(
+            passages=[(pid, space) for pid, space, _ in passages],
+            entities=[e for e in delta.entities if e not in known],
+            facts=[f for f in delta.facts if f[3] in fresh],
+            mentions=[m for m in delta.mentions if m[0] in fresh],
+            synonyms=delta.synonyms,
+        ))
+        for pid, _, text in passages:
+            self.keywords.add(known[pid], text, int(p.space_code[known[pid]]))
+            if pid in delta.titles:
+                self.titles.add(known[pid], delta.titles[pid])
+        rows = {p.fact_ids[row]: row for row in range(first_fact, len(p.fact_ids))}
+        self._add_vectors(delta, rows, fresh=fresh)
+        self._set_live(delta.retire, False, delta.texts)
+        self._set_live(delta.revive, True, delta.texts)
+        self.revision = delta.revision
+        return True
+
+    def _set_live(self, passage_ids: list[str], live: bool, texts: dict[str, str]) -> None:
+        p = self.projection
+        changing = [pid for pid in dict.fromkeys(passage_ids)
+                    if pid in p.vertex and p.is_passage[p.vertex[pid]] and bool(p.live[p.vertex[pid]]) != live]
+        if not changing:
+            return
+        (p.revive if live else p.retire)(changing)
+        for pid in changing:
+            v = p.vertex[pid]
+            if pid in texts:
+                self.keywords.set_live(texts[pid], int(p.space_code[v]), live)
+        self._place_passages(np.array([p.vertex[pid] for pid in changing], dtype=np.int64))
+
+    def _place_passages(self, vertices: np.ndarray) -> None:
+        """Put passages (and their facts) in or out of their space's shard, by liveness;
+        then follow the entity moves the projection recorded."""
+        p = self.projection
+        for code in np.unique(p.space_code[vertices]).tolist() if len(vertices) else []:
+            mine = vertices[p.space_code[vertices] == code]
+            rows = np.concatenate([p.facts_of(int(v)) for v in mine]) if len(mine) else np.zeros(0, np.int64)
+            live = p.live[mine]
+            fact_live = p.live[p.fact_passage[rows]] if len(rows) else np.zeros(0, bool)
+            self.passages.include(code, mine[live])
+            self.passages.exclude(code, mine[~live])
+            self.facts.include(code, rows[fact_live])
+            self.facts.exclude(code, rows[~fact_live])
+        self._follow_moves()
+
+    def _follow_moves(self) -> None:
+        for code, gained, lost in self.projection.moves:
+            self.entities.include(code, gained)
+            self.entities.exclude(code, lost)
+        self.projection.moves.clear()
+
+    def _add_vectors(self, delta: Delta, fact_rows: dict[str, int], *, fresh: set[str] | None = None,
+                     late: bool = False) -> None:
+        """Put the write's records new to vector search into it; those without a vector wait."""
+        p = self.projection
+        for kind, index in (("passage", self.passages), ("entity", self.entities), ("fact", self.facts)):
+            where = fact_rows if kind == "fact" else p.vertex
+            if kind == "fact" and fresh is not None:  # facts follow only passages new to this state
+                graph = {f[0] for f in delta.facts if f[3] in fresh}
+            else:
+                graph = None
+            self.unembedded.update((kind, rid) for rid in delta.waiting(kind)
+                                   if rid in where and (graph is None or rid in graph))
+            ids, hashes, matrix = delta.vector_rows(kind)
+            chosen = [i for i, rid in enumerate(ids) if rid in where and (graph is None or rid in graph)]
+            if not chosen:
                 continue
-            hashes = [embed_hash(r) for r in ready]
-            index.add([r.id for r in ready], hashes, np.stack([vectors[h] for h in hashes]))
-            self.unembedded.difference_update((kind, r.id) for r in ready)
-            if kind == "fact":
-                self.fact_ends.extend((f.subject_id, f.object_id, f.passage_id) for f in ready)
-        for derived in ("passage_vertex_of_row", "entity_vertex_of_row", "fact_passage_vertex"):
-            self.__dict__.pop(derived, None)
+            labels = np.array([where[ids[i]] for i in chosen], dtype=np.int64)
+            matrix = matrix[chosen]
+            added = index.add(labels, text_key([hashes[i] for i in chosen]), matrix)
+            self.unembedded.difference_update((kind, ids[i]) for i in chosen)
+            if not len(added):
+                continue
+            if kind == "entity":
+                for label in labels.tolist() if late else []:
+                    for code in p.support.spaces_of(label):
+                        index.include(code, np.array([label]))
+            else:
+                passage = labels if kind == "passage" else p.fact_passage[labels].astype(np.int64)
+                for code in np.unique(p.space_code[passage]).tolist():
+                    mine = (p.space_code[passage] == code) & p.live[passage]
+                    index.include(code, labels[mine], matrix[mine])
+        self._follow_moves()
 
-    @cached_property
-    def passage_vertex_of_row(self) -> np.ndarray:
-        """Graph vertex of each row of ``passages``."""
-        return np.array([self.projection.vertex[i] for i in self.passages.ids], dtype=np.int64)
+    # -- reading -------------------------------------------------------------------
 
-    @cached_property
-    def entity_vertex_of_row(self) -> np.ndarray:
-        """Graph vertex of each row of ``entities`` (-1: no live passage mentions it)."""
-        return np.array([self.projection.vertex.get(i, -1) for i in self.entities.ids], dtype=np.int64)
+    @property
+    def fact_ends(self) -> FactEnds:
+        return FactEnds(self.projection)
 
-    @cached_property
-    def fact_passage_vertex(self) -> np.ndarray:
-        """Graph vertex of each fact's passage, aligned with ``facts``."""
-        vertex = self.projection.vertex
-        return np.array([vertex.get(p, -1) for _, _, p in self.fact_ends], dtype=np.int64)
+    @property
+    def fact_ids(self):  # noqa: ANN201 - a StringTable: ``state.fact_ids[row]``
+        return self.projection.fact_ids
+
+    def fact_vertices(self, row: int) -> list[int]:
+        """The subject and object vertices of a fact row."""
+        p = self.projection
+        return [v for v in (int(p.fact_subject[row]), int(p.fact_object[row])) if v >= 0]

@@ -22,6 +22,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from hippo.text import normalize
 
 _SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
@@ -52,6 +54,28 @@ class TitleIndex:
 
     def __len__(self) -> int:
         return len(self._vertices)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The index as arrays (``hippo.memory.persist``): keys as space-joined words, and each
+        key's vertices as one run of ``vertices`` starting at ``starts[i]``."""
+        keys = list(self._vertices)
+        counts = np.array([len(self._vertices[k]) for k in keys], dtype=np.int64)
+        vertices = [v for k in keys for v in self._vertices[k]]
+        return {"keys": np.array([" ".join(k) for k in keys], dtype=np.str_),
+                "starts": np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+                "vertices": np.array(vertices, dtype=np.int64)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> TitleIndex:
+        index = cls()
+        if not arrays:
+            return index
+        starts, vertices = arrays["starts"], arrays["vertices"]
+        for i, key in enumerate(arrays["keys"].tolist()):
+            words = tuple(key.split())
+            index._vertices[words] = vertices[starts[i] : starts[i + 1]].tolist()
+            index._longest = max(index._longest, len(words))
+        return index
 
     def matches(self, query: str) -> dict[int, tuple[str, ...]]:
         """Passage vertex -> the (longest) title words of it the query names.

@@ -1,47 +1,211 @@
-"""A growable matrix of unit vectors with their record ids (brute-force search).
+"""Vector search over one kind of record (passages, entities or facts), per space.
 
-Exact inner products over a contiguous float32 matrix are what faiss'
-``IndexFlatIP`` does too; keeping the matrix lets recall score every passage
-for the PPR prior in one product.
+Every vector is kept once, by slot, in a ``VectorStore``: float32 while the
+kind is small, float16 past ``HALF_FROM`` rows (halves memory; a cosine moves
+by < 1e-3), memory-mapped from the saved derived state when there is one.
+Search goes to shards (``hippo.memory.shards``), one per space: a record is
+in the shard of every space whose readers may find it (a passage or fact in
+its own; an entity in each space whose live passages mention it). A reader's
+search runs on the shards of the spaces they may read and merges them, so
+visibility is decided by what each shard holds, never by filtering results.
+
+Labels are the caller's numbering (graph vertices for passages and entities,
+fact rows for facts).
 """
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Iterable
 
 import numpy as np
 
+from hippo.columns import Column
+from hippo.memory.shards import AnnSettings, FlatShard, HnswShard
 
-class VectorIndex:
-    def __init__(self, dim: int) -> None:
+HALF_FROM = 262_144  # rows after which a kind's vectors are kept as float16
+Results = list[tuple[np.ndarray, np.ndarray]]  # per query: (scores, labels), best first
+
+
+class VectorStore:
+    """Vectors by slot: an optional read-only saved part, then rows added since, in RAM."""
+
+    def __init__(self, dim: int, saved: np.ndarray | None = None) -> None:
         self.dim = dim
-        self.ids: list[str] = []
-        self.hashes: list[str] = []
-        self._blocks: list[np.ndarray] = []
-        self._matrix = np.zeros((0, dim), dtype=np.float32)
-        self._lock = threading.Lock()
+        # A plain view of a memmap: indexing a np.memmap wraps every result in another memmap.
+        self.saved = np.asarray(saved) if saved is not None else np.zeros((0, dim), dtype=np.float32)
+        self.dtype = self.saved.dtype if len(self.saved) else np.dtype(np.float32)
+        self._tail = np.zeros((0, dim), dtype=self.dtype)
+        self._size = 0
 
     def __len__(self) -> int:
-        return len(self.ids)
-
-    def add(self, ids: list[str], hashes: list[str], vectors: np.ndarray) -> None:
-        if not ids:
-            return
-        if vectors.shape != (len(ids), self.dim):
-            raise ValueError(f"expected {len(ids)} vectors of {self.dim} dims, got {vectors.shape}")
-        self.ids.extend(ids)
-        self.hashes.extend(hashes)
-        self._blocks.append(np.ascontiguousarray(vectors, dtype=np.float32))
+        return len(self.saved) + self._size
 
     @property
-    def matrix(self) -> np.ndarray:
-        if self._blocks:  # concatenate lazily: many small adds cost one copy
-            with self._lock:  # concurrent readers must not concatenate the same blocks twice
-                if self._blocks:
-                    self._matrix = np.concatenate([self._matrix, *self._blocks])
-                    self._blocks.clear()
-        return self._matrix
+    def tail(self) -> np.ndarray:
+        return self._tail[: self._size]
 
-    def scores(self, query: np.ndarray) -> np.ndarray:
-        """Cosine similarity of every row with ``query`` (rows x queries if 2-D)."""
-        return self.matrix @ query.T if query.ndim == 2 else self.matrix @ query
+    def append(self, vectors: np.ndarray) -> int:
+        """Add rows; returns the first new slot."""
+        first = len(self)
+        if first + len(vectors) > HALF_FROM and self.dtype != np.float16:
+            self._halve()
+        need = self._size + len(vectors)
+        if need > len(self._tail):
+            grown = np.zeros((max(need, 2 * len(self._tail), 64), self.dim), dtype=self.dtype)
+            grown[: self._size] = self._tail[: self._size]
+            self._tail = grown
+        self._tail[self._size : need] = vectors
+        self._size = need
+        return first
+
+    def _halve(self) -> None:
+        if len(self.saved):
+            self.saved = self.saved.astype(np.float16)  # a saved float32 part leaves the mapping once
+        self._tail = self._tail.astype(np.float16)
+        self.dtype = np.dtype(np.float16)
+
+    def get(self, slots: np.ndarray) -> np.ndarray:
+        slots = np.asarray(slots, dtype=np.int64)
+        out = np.empty((len(slots), self.dim), dtype=np.float32)
+        split = len(self.saved)
+        old = slots < split
+        if old.any():
+            out[old] = self.saved[slots[old]]
+        if (~old).any():
+            out[~old] = self._tail[slots[~old] - split]
+        return out
+
+    def attach(self, saved: np.ndarray) -> None:
+        """The first ``len(saved)`` rows are now on disk (the saved state's file): drop them from RAM."""
+        moved = len(saved) - len(self.saved)
+        self._tail = self._tail[moved : self._size].copy()
+        self._size -= moved
+        self.saved = np.asarray(saved)
+
+
+class VectorIndex:
+    def __init__(self, dim: int, settings: AnnSettings | None = None) -> None:
+        self.dim = dim
+        self.settings = settings or AnnSettings()
+        self.store = VectorStore(dim)
+        self.keys = Column(np.uint64)  # per slot: the record's text hash (same text, same key)
+        self.label_of = Column(np.int64)  # per slot
+        self.slot_of = Column(np.int64)  # per label: its slot, or -1
+        self.shards: dict[int, FlatShard | HnswShard] = {}
+
+    def __len__(self) -> int:
+        return len(self.label_of)
+
+    def has(self, labels: np.ndarray) -> np.ndarray:
+        labels = np.asarray(labels, dtype=np.int64)
+        slots = self.slot_of.values
+        inside = labels < len(slots)
+        found = np.zeros(len(labels), dtype=bool)
+        found[inside] = slots[labels[inside]] >= 0
+        return found
+
+    def add(self, labels: np.ndarray, keys: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """Store vectors of labels not held yet; returns the labels added."""
+        labels = np.asarray(labels, dtype=np.int64)
+        if vectors.shape != (len(labels), self.dim):
+            raise ValueError(f"expected {len(labels)} vectors of {self.dim} dims, got {vectors.shape}")
+        fresh = ~self.has(labels)
+        _, first = np.unique(labels, return_index=True)
+        once = np.zeros(len(labels), dtype=bool)
+        once[first] = True
+        pick = fresh & once
+        labels = labels[pick]
+        if not len(labels):
+            return labels
+        start = self.store.append(np.asarray(vectors, dtype=np.float32)[pick])
+        self.keys.append(np.asarray(keys, dtype=np.uint64)[pick])
+        self.label_of.append(labels)
+        self.slot_of.extend_to(int(labels.max()) + 1, -1)
+        self.slot_of[labels] = np.arange(start, start + len(labels))
+        return labels
+
+    def vectors_of(self, labels: np.ndarray) -> np.ndarray:
+        return self.store.get(self.slot_of[np.asarray(labels, dtype=np.int64)])
+
+    def key_of(self, labels: np.ndarray) -> np.ndarray:
+        return self.keys[self.slot_of[np.asarray(labels, dtype=np.int64)]]
+
+    def scores(self, query: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """Cosine of these labels' vectors with ``query`` (-inf for a label without a vector)."""
+        labels = np.asarray(labels, dtype=np.int64)
+        out = np.full(len(labels), -np.inf, dtype=np.float32)
+        held = self.has(labels)
+        if held.any():
+            out[held] = self.vectors_of(labels[held]) @ np.asarray(query, dtype=np.float32)
+        return out
+
+    # -- shards --------------------------------------------------------------------
+
+    def include(self, shard: int, labels: np.ndarray, vectors: np.ndarray | None = None) -> None:
+        """Make these labels findable by readers of ``shard`` (labels without a vector are skipped)."""
+        labels = np.asarray(labels, dtype=np.int64)
+        held = self.has(labels)
+        labels = labels[held]
+        if not len(labels):
+            return
+        vectors = np.asarray(vectors, dtype=np.float32)[held] if vectors is not None else self.vectors_of(labels)
+        current = self.shards.get(shard)
+        flat = current is None or isinstance(current, FlatShard)
+        if flat and (len(current) if current is not None else 0) + len(labels) > self.settings.exact_max:
+            if current is not None:  # grown past exact: a graph of everything it holds
+                labels = np.concatenate([current.labels.values, labels])
+            self.shards[shard] = HnswShard.built(np.unique(labels), self.vectors_of, self.settings)
+            return
+        if current is None:
+            current = self.shards[shard] = FlatShard(self.dim)
+        current.add(labels, vectors)
+
+    def exclude(self, shard: int, labels: np.ndarray) -> None:
+        current = self.shards.get(shard)
+        if current is None or not len(labels):
+            return
+        current.remove(np.asarray(labels, dtype=np.int64))
+        if isinstance(current, HnswShard) and current.needs_rebuild():  # a quarter dead: amortized O(1)
+            self.shards[shard] = HnswShard.built(current.labels(), self.vectors_of, self.settings)
+
+    def search(self, queries: np.ndarray, k: int, shards: Iterable[int] | None = None, *,
+               near: bool = False) -> Results:
+        """Each query's ``k`` best labels (and cosines) in the union of ``shards`` (None: all).
+        ``near``: the queries are close to held vectors (synonyms), a shorter graph walk suffices."""
+        queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        chosen = [self.shards[c] for c in (self.shards if shards is None else shards) if c in self.shards]
+        if k <= 0 or not chosen:
+            return [(np.zeros(0, np.float32), np.zeros(0, np.int64)) for _ in queries]
+        found = [shard.search(queries, k, self.vectors_of, near=near) for shard in chosen]
+        if len(found) == 1:
+            return found[0]
+        merged = []
+        for j in range(len(queries)):
+            scores = np.concatenate([part[j][0] for part in found])
+            labels = np.concatenate([part[j][1] for part in found])
+            labels, first = np.unique(labels, return_index=True)  # an entity may be in several shards
+            scores = scores[first]
+            order = np.lexsort((labels, -scores))[:k]
+            merged.append((scores[order], labels[order]))
+        return merged
+
+    def top_and_lowest(self, query: np.ndarray, k: int, shards: Iterable[int] | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, float]:
+        """``search`` for one query, plus the lowest cosine of any vector in ``shards`` (the bottom of
+        a min-max scale over everything the reader may see, without scoring everything twice)."""
+        query = np.asarray(query, dtype=np.float32)
+        chosen = [self.shards[c] for c in (self.shards if shards is None else shards) if c in self.shards]
+        if k <= 0 or not chosen:
+            return np.zeros(0, np.float32), np.zeros(0, np.int64), 0.0
+        found = [shard.top_and_lowest(query, k, self.vectors_of) for shard in chosen]
+        low = min(part[2] for part in found)
+        if len(found) == 1:
+            return found[0][0], found[0][1], low
+        scores = np.concatenate([part[0] for part in found])
+        labels = np.concatenate([part[1] for part in found])
+        labels, first = np.unique(labels, return_index=True)
+        order = np.lexsort((labels, -scores[first]))[:k]
+        return scores[first][order], labels[order], low
+
+    def shard_sizes(self) -> dict[int, tuple[str, int]]:
+        return {code: (shard.kind, len(shard)) for code, shard in self.shards.items()}

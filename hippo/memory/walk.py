@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from hippo.graph.ppr import power_pagerank
-from hippo.graph.projection import GraphView
-from hippo.graph.scoring import passage_mass, top_indices
+from hippo.graph.edges import KIND_NAMES
+from hippo.graph.scoring import top_indices
+from hippo.graph.view import GraphView
 from hippo.memory.hits import assemble_hits
 from hippo.memory.names import visible_names
 from hippo.models import GraphEdge, GraphNode, Hit, Neighborhood, Provenance
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from hippo.memory.state import DerivedState
 
 MAX_HOPS = 3
+PATH_BUDGET = 200_000  # vertices a provenance search may visit before it gives up
 T = TypeVar("T")
 
 
@@ -58,13 +59,43 @@ def _state(memory: Memory) -> DerivedState:
 @_reads
 def graph_spaces(memory: Memory) -> frozenset[str]:
     """Every space that holds a live passage of the graph."""
-    projection = _state(memory).projection
-    return frozenset(s for s, is_passage, live in zip(projection.space, projection.is_passage, projection.live,
-                                                      strict=True) if is_passage and live and s is not None)
+    return _state(memory).projection.live_spaces()
 
 
-def _visible(view: GraphView, is_passage: list[bool], v: int) -> bool:
-    return bool(view.visible_passage[v]) if is_passage[v] else bool(view.passage_count[v] > 0)
+def _visible(view: GraphView, v: int) -> bool:
+    return bool(view.visible(np.array([v]))[0])
+
+
+def _pagerank(memory: Memory, view: GraphView, vertices: list[int], weights: list[float]):  # noqa: ANN202
+    s = memory.settings
+    return view.pagerank(np.array(vertices, dtype=np.int64), np.array(weights, dtype=np.float64), s.damping,
+                         solver=s.ppr_solver, epsilon=s.ppr_epsilon, exact_max_edges=s.ppr_exact_max_edges)
+
+
+def _way_back(view: GraphView, start: int, seeds: set[int], ids: list[str]) -> list[int]:
+    """The shortest way from a seed to ``start`` (seed first, ``start`` left out); among
+    equally short ways the smallest by record ids, never by vertex numbers. Breadth-first
+    over the reader's edges; empty when no seed is within ``PATH_BUDGET`` vertices."""
+    parents: dict[int, set[int]] = {start: set()}
+    frontier = np.array([start], dtype=np.int64)
+    reached: list[int] = []
+    while len(frontier) and not reached and len(parents) < PATH_BUDGET:
+        owners, columns = view.entries(frontier)
+        layer: dict[int, set[int]] = {}
+        for owner, target in zip(owners.tolist(), columns["targets"].tolist(), strict=True):
+            if target not in parents:
+                layer.setdefault(target, set()).add(int(frontier[owner]))
+        parents.update(layer)
+        reached = [v for v in layer if v in seeds]
+        frontier = np.fromiter(layer, dtype=np.int64, count=len(layer))
+    if not reached:
+        return []
+    way = [min(reached, key=lambda v: ids[v])]
+    while True:
+        before = parents[way[-1]]
+        if not before or start in before:
+            return way
+        way.append(min(before, key=lambda v: ids[v]))
 
 
 @_reads
@@ -76,7 +107,7 @@ def resolve_seeds(memory: Memory, seed_ids: Iterable[str], spaces: Spaces) -> di
     found: dict[str, int] = {}
     for sid in seed_ids:
         v = projection.vertex.get(sid)
-        if v is not None and _visible(view, projection.is_passage, v):
+        if v is not None and _visible(view, v):
             found[sid] = v
     return found
 
@@ -96,21 +127,18 @@ def seed_walk(memory: Memory, seed_weights: Mapping[str, float], *, spaces: Spac
     projection = state.projection
     view = projection.view(spaces)
     vertices = resolve_seeds(memory, seed_weights, spaces)
-    reset = np.zeros(view.graph.vcount())
-    for sid, v in vertices.items():
-        reset[v] += max(float(seed_weights[sid]), 0.0)
-    if not vertices or reset.sum() <= 0 or not len(view.passage_vertices):
+    weights = [max(float(seed_weights[sid]), 0.0) for sid in vertices]
+    if not vertices or sum(weights) <= 0 or not view.passage_total:
         return []
     settings = memory.settings
-    ppr = power_pagerank(view.transition, reset, settings.damping)
-    mass = passage_mass(ppr, view.passage_vertices, view.incidence, settings.passage_readout,
-                        settings.readout_blend, strength=view.strength)
+    ppr = _pagerank(memory, view, list(vertices.values()), weights)
+    passage_vertices, mass = view.passage_scores(ppr, settings.passage_readout, settings.readout_blend)
     order = [i for i in top_indices(mass, max(k * 4, 50)) if mass[i] > 0]
-    ranking = [(projection.record_ids[view.passage_vertices[i]], float(mass[i])) for i in order]
+    ranking = [(projection.record_ids[int(passage_vertices[i])], float(mass[i])) for i in order]
     passages = {p.id: p for p in memory.store.passages(pid for pid, _ in ranking)}
 
     seed_of_vertex = {v: sid for sid, v in vertices.items()}
-    fact_ids = [fid for pid, _ in ranking for fid in projection.facts_of.get(projection.vertex[pid], [])]
+    fact_ids = [fid for pid, _ in ranking for fid in projection.fact_ids.take(projection.facts_of(projection.vertex[pid]))]
     facts_by_passage: dict[str, list[str]] = {}
     for fact in memory.store.facts(fact_ids):
         if fact.subject_id in vertices or fact.object_id in vertices:
@@ -118,19 +146,15 @@ def seed_walk(memory: Memory, seed_weights: Mapping[str, float], *, spaces: Spac
 
     def provenance(pid: str) -> Provenance:
         v = projection.vertex[pid]
-        mentioned = view.incidence[v].indices.tolist()
+        mentioned = view.mentions(v).tolist()
         # Seeds by weight, then id; ties never by vertex number (hidden records shift those).
         nodes = sorted((seed_of_vertex[u] for u in mentioned if u in seed_of_vertex),
                        key=lambda sid: (-float(seed_weights[sid]), sid))
         if v in seed_of_vertex:
             nodes.insert(0, seed_of_vertex[v])
         if not nodes:  # reached in more hops: the shortest way from a seed, seed first
-            # Every shortest path, not igraph's pick among equals (that follows vertex numbers).
-            paths = [p for p in view.graph.get_all_shortest_paths(v, to=list(seed_of_vertex)) if p]
-            if paths:
-                ids = projection.record_ids
-                best = min(paths, key=lambda path: (len(path), [ids[u] for u in reversed(path)]))
-                nodes = [ids[u] for u in reversed(best[1:])]
+            ids = projection.record_ids
+            nodes = [ids[u] for u in _way_back(view, v, set(seed_of_vertex), ids)]
         return Provenance(nodes=nodes, facts=facts_by_passage.get(pid, []))
 
     return assemble_hits(ranking, passages, k=k, token_budget=token_budget,
@@ -155,33 +179,42 @@ def neighbors(memory: Memory, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
     seeds = resolve_seeds(memory, seed_ids, spaces)
     if not seeds:
         return Neighborhood(seeds=[], nodes=[], edges=[])
-    reached: set[int] = set()
-    for ball in view.graph.neighborhood(vertices=list(seeds.values()), order=hops):
-        reached.update(ball)
-    reached = {v for v in reached if _visible(view, projection.is_passage, v)}
+    reached = set(seeds.values())
+    frontier = np.array(sorted(reached), dtype=np.int64)
+    for _ in range(hops):
+        _, columns = view.entries(frontier)
+        fresh = set(columns["targets"].tolist()) - reached
+        reached |= fresh
+        frontier = np.fromiter(fresh, dtype=np.int64, count=len(fresh))
 
-    reset = np.zeros(view.graph.vcount())
-    reset[list(seeds.values())] = 1.0
-    ppr = power_pagerank(view.transition, reset, memory.settings.damping)
+    ppr = _pagerank(memory, view, list(seeds.values()), [1.0] * len(seeds))
+    mass = dict(zip(ppr.vertices.tolist(), ppr.scores.tolist(), strict=True))
     seed_vertices = set(seeds.values())
     # Ties go by record id, never by vertex number: hidden records shift vertex numbers.
     ids = projection.record_ids
-    others = sorted(reached - seed_vertices, key=lambda v: (-ppr[v], ids[v]))
-    kept = sorted(seed_vertices, key=lambda v: (-ppr[v], ids[v])) + others[: max(0, limit - len(seed_vertices))]
+    others = sorted(reached - seed_vertices, key=lambda v: (-mass.get(v, 0.0), ids[v]))
+    kept = sorted(seed_vertices, key=lambda v: (-mass.get(v, 0.0), ids[v])) + \
+        others[: max(0, limit - len(seed_vertices))]
 
+    kept_set = set(kept)
     entity_ids = [projection.record_ids[v] for v in kept if not projection.is_passage[v]]
     passage_ids = [projection.record_ids[v] for v in kept if projection.is_passage[v]]
     names = visible_names(memory.store, projection, view, entity_ids)
     names.update({p.id: p.title for p in memory.store.passages(passage_ids)})
     nodes = [GraphNode(id=projection.record_ids[v], kind="passage" if projection.is_passage[v] else "entity",
-                       name=names.get(projection.record_ids[v], ""), score=round(float(ppr[v]), 8),
+                       name=names.get(projection.record_ids[v], ""), score=round(mass.get(v, 0.0), 8),
                        seed=v in seed_vertices) for v in kept]
 
     weights: dict[tuple[int, int, str], float] = {}
-    for edge in view.graph.es.select(_within=kept):
-        a, b = sorted((ids[edge.tuple[0]], ids[edge.tuple[1]]))
-        key = (a, b, edge["kind"])
-        weights[key] = weights.get(key, 0.0) + float(edge["weight"])
+    inside = np.array(kept, dtype=np.int64)
+    owners, columns = view.entries(inside)
+    for owner, target, kind, weight in zip(owners.tolist(), columns["targets"].tolist(), columns["kinds"].tolist(),
+                                           columns["weights"].tolist(), strict=True):
+        source = kept[owner]
+        if target in kept_set and source < target:  # each edge is an entry at both of its ends
+            a, b = sorted((ids[source], ids[target]))
+            key = (a, b, KIND_NAMES[kind])
+            weights[key] = weights.get(key, 0.0) + float(weight)
     edges = [GraphEdge(src=a, dst=b, kind=kind, weight=round(w, 6)) for (a, b, kind), w in sorted(weights.items())]
     return Neighborhood(seeds=list(seeds), nodes=nodes, edges=edges)
 
@@ -190,10 +223,10 @@ def neighbors(memory: Memory, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
 def view_records(memory: Memory, spaces: Spaces) -> ViewRecords:
     """Ids of the entities and facts a reader of ``spaces`` can reach."""
     state = _state(memory)
-    view = state.projection.view(spaces)
-    entity_vertex = state.entity_vertex_of_row
-    entity_rows = np.flatnonzero((entity_vertex >= 0) & (view.passage_count[np.maximum(entity_vertex, 0)] > 0))
-    fact_vertex = state.fact_passage_vertex
-    fact_rows = np.flatnonzero((fact_vertex >= 0) & view.visible_passage[np.maximum(fact_vertex, 0)])
-    return ViewRecords(entity_ids=[state.entities.ids[i] for i in entity_rows],
-                       fact_ids=[state.facts.ids[i] for i in fact_rows])
+    p = state.projection
+    view = p.view(spaces)
+    entities = np.flatnonzero(~p.is_passage.values)
+    entities = entities[view.passage_count[entities] > 0]
+    rows = np.flatnonzero(view.visible_passage[p.fact_passage.values]) if len(p.fact_ids) else np.zeros(0, int)
+    return ViewRecords(entity_ids=[p.record_ids[v] for v in entities.tolist()],
+                       fact_ids=p.fact_ids.take(rows))

@@ -79,10 +79,12 @@ CREATE TABLE IF NOT EXISTS synonyms (
 ) WITHOUT ROWID;
 
 -- The embedding cache: one vector per distinct text, for the model named in meta.
+-- A rowid table: a 1.5 KB vector does not fit a WITHOUT ROWID leaf cell, so there every
+-- row took an overflow page (5 KB a vector, measured; 2 KB here). Older stores keep theirs.
 CREATE TABLE IF NOT EXISTS vectors (
   hash   TEXT PRIMARY KEY,
   vector BLOB NOT NULL
-) WITHOUT ROWID;
+);
 
 -- Re-embedding (`hippo reembed`): vectors of the new model or backend, named in meta 'staged_embedding',
 -- swapped into `vectors` by one transaction once every record's text has one.

@@ -1,0 +1,400 @@
+"""The derived state saved beside a SQLite store file, so opening it does not rebuild.
+
+Layout of ``<store>.db.hippo/``:
+
+- ``MANIFEST.json``: format, the store's id and the revision saved, the settings
+  that shape the state, and every file with its size and CRC-32;
+- ``gen-<n>/``: one snapshot (arrays as ``.npy``, HNSW graphs as faiss files),
+  written whole into a new directory, then made current by replacing the
+  manifest atomically;
+- ``vectors-<kind>-<dtype>.bin``: every vector of a kind, rows appended by each
+  snapshot and shared by all of them (the manifest says how many rows are
+  valid), memory-mapped when opened;
+- ``journal-<n>.bin``: the writes since snapshot ``n`` (``hippo.memory.delta``),
+  one checksummed record each, appended after the store committed them.
+
+Opening checks the store id, the settings, every file's size and checksum,
+then replays the journal; it uses the result only if it reached the store's
+current revision. Anything else (missing, stale, corrupt, another store,
+other settings) is reported in ``outcome`` and the engine rebuilds from the
+store, then saves. A crash at any point leaves either the old manifest with
+its files intact, or a torn journal tail that is cut off.
+
+One process at a time keeps the files (an exclusive ``flock`` on ``lock``);
+others may read them. Neo4j stores are not saved: they rebuild on open.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import shutil
+import struct
+import threading
+import uuid
+import zlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from hippo.columns import Column
+from hippo.config import Settings
+from hippo.graph.projection import GraphProjection
+from hippo.memory.delta import KINDS, Delta
+from hippo.memory.keywords import KeywordIndex
+from hippo.memory.shards import FlatShard, HnswShard
+from hippo.memory.state import DerivedState, ann_settings
+from hippo.memory.titles import TitleIndex
+from hippo.memory.vectors import VectorIndex, VectorStore
+from hippo.store.base import Store
+
+log = logging.getLogger("hippo.persist")
+FORMAT = 3  # 3: passage titles (issue 14's title seeds)
+RECORD = struct.Struct("<4sQI")  # magic, payload length, CRC-32 of the payload
+MAGIC = b"HJR1"
+CHUNK = 1 << 24
+COMPACT_RATIO = 0.25  # a journal larger than this share of the snapshot is folded into a new one
+COMPACT_MIN = 64 << 20
+CLOSE_RATIO = 0.02  # closing folds a journal larger than this share
+
+Exclusive = Callable[[], AbstractContextManager]
+
+
+class Corrupt(Exception):
+    """A saved file does not match its manifest."""
+
+
+def _crc(path: Path, size: int | None = None) -> int:
+    """CRC-32 of the first ``size`` bytes of a file (all of it by default)."""
+    crc, left = 0, path.stat().st_size if size is None else size
+    with path.open("rb") as f:
+        while left > 0 and (block := f.read(min(CHUNK, left))):
+            crc, left = zlib.crc32(block, crc), left - len(block)
+    return crc
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def store_id(store: Store) -> str:
+    """A random id kept in the store: a file deleted and created again is another store."""
+    found = store.get_values("hippo-derived", ["store_id"]).get("store_id")
+    if found is None:
+        found = uuid.uuid4().hex
+        store.put_values("hippo-derived", {"store_id": found})
+    return found
+
+
+def shape_key(settings: Settings, dim: int) -> dict:
+    """The settings that decide what the derived state holds."""
+    ann = ann_settings(settings)
+    return {"dim": dim, "relation_weight": settings.relation_weight, "mention_weight": settings.mention_weight,
+            "exact_max": ann.exact_max, "links": ann.links, "build_ef": ann.build_ef, "recall": ann.recall,
+            "min_ef": ann.min_ef}
+
+
+def load_state(store: Store, settings: Settings, dim: int, cache: DerivedCache | None) -> DerivedState:
+    """The derived state at the store's revision: the saved copy when it is current and sound
+    (``cache.outcome`` says), else rebuilt from the store and saved."""
+    state = cache.load(store, settings, dim) if cache is not None else None
+    if state is None:
+        state = DerivedState.load(store, dim, settings)
+        if cache is not None:
+            cache.save(state)  # not shared with readers yet: no lock needed
+    return state
+
+
+class DerivedCache:
+    def __init__(self, directory: Path, identity: str, shape: dict) -> None:
+        self.directory, self.identity, self.shape = directory, identity, shape
+        self.outcome = "unopened"  # what the last load found: loaded, missing, stale, corrupt: ..., ...
+        self.owner, self._lock_file = False, None
+        self._manifest: dict | None = None
+        self._journal_bytes = 0
+        self._mutex = threading.RLock()  # a close may come while a writer records
+        directory.mkdir(parents=True, exist_ok=True)
+        self._take_lock()
+
+    @classmethod
+    def for_store(cls, store: Store, settings: Settings, dim: int) -> DerivedCache | None:
+        from hippo.store.sqlite import SQLiteStore
+
+        if not settings.derived_cache or not isinstance(store, SQLiteStore) or store.url == ":memory:":
+            return None
+        return cls(Path(store.url + ".hippo"), store_id(store), shape_key(settings, dim))
+
+    def _take_lock(self) -> None:
+        self._lock_file = (self.directory / "lock").open("a+")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self.owner = True
+        except OSError:  # another process (or memory) keeps the files: read them, never write
+            self.owner = False
+
+    def close(self, state: DerivedState | None = None, exclusive: Exclusive = nullcontext) -> None:
+        with self._mutex:
+            if state is not None and self.owner and self._manifest is not None \
+                    and self._journal_bytes > CLOSE_RATIO * self._manifest.get("bytes", 0):
+                self.save(state, exclusive)
+            if self._lock_file is not None:
+                self._lock_file.close()
+                self._lock_file, self.owner = None, False
+
+    # -- loading -------------------------------------------------------------------
+
+    def _read_manifest(self) -> dict | None:
+        path = self.directory / "MANIFEST.json"
+        if not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise Corrupt(f"MANIFEST.json unreadable ({exc})") from exc
+
+    def load(self, store: Store, settings: Settings, dim: int) -> DerivedState | None:
+        """The saved state at the store's current revision, or None (``outcome`` says why)."""
+        try:
+            manifest = self._read_manifest()
+            if manifest is None:
+                self.outcome = "missing"
+                return None
+            if manifest.get("format") != FORMAT or manifest.get("store_id") != self.identity:
+                self.outcome = "stale: another store or format"
+                return None
+            if manifest.get("shape") != self.shape:
+                self.outcome = "stale: settings changed"
+                return None
+            self._verify(manifest)
+            state = self._restore(manifest, settings, dim)
+            self._journal_bytes = self._replay(manifest, state)
+        except Corrupt as exc:
+            self.outcome = f"corrupt: {exc}"
+            log.warning("derived state in %s not used (%s); rebuilding from the store", self.directory, exc)
+            return None
+        except Exception as exc:  # whatever a damaged file makes numpy or faiss raise: rebuild
+            self.outcome = f"corrupt: {type(exc).__name__}: {exc}"
+            log.warning("derived state in %s unreadable (%s); rebuilding from the store", self.directory, exc)
+            return None
+        current = store.revision()
+        if state.revision != current:
+            self.outcome = f"stale: saved revision {state.revision}, store at {current}"
+            return None
+        self._manifest = manifest
+        self.outcome = "loaded"
+        return state
+
+    def _verify(self, manifest: dict) -> None:
+        for name, entry in manifest["files"].items():
+            path = self.directory / name
+            if not path.exists():
+                raise Corrupt(f"{name} is missing")
+            if path.stat().st_size < entry["bytes"]:
+                raise Corrupt(f"{name} is shorter than saved")
+            if _crc(path, entry["bytes"]) != entry["crc"]:
+                raise Corrupt(f"{name} fails its checksum")
+
+    def _restore(self, manifest: dict, settings: Settings, dim: int) -> DerivedState:
+        gen = self.directory / manifest["generation"]
+
+        def arrays(prefix: str) -> dict[str, np.ndarray]:
+            return {path.name[len(prefix) + 1 : -4]: np.load(path, allow_pickle=False)
+                    for path in sorted(gen.glob(f"{prefix}.*.npy"))}
+
+        projection = GraphProjection.from_arrays(arrays("graph"), manifest["spaces"])
+        spaces = {int(code): arrays(f"keywords-{code}") for code in manifest["keyword_spaces"]}
+        keywords = KeywordIndex.from_arrays(arrays("keywords"), spaces)
+        titles = TitleIndex.from_arrays(arrays("titles"))
+        ann = ann_settings(settings)
+        indexes = {}
+        for kind in KINDS:
+            saved = manifest["vectors"][kind]
+            index = VectorIndex(dim, ann)
+            if saved["rows"]:
+                mapped = np.memmap(self.directory / saved["file"], dtype=saved["dtype"], mode="r",
+                                   shape=(saved["rows"], dim))
+                index.store = VectorStore(dim, mapped)
+            own = arrays(f"vectors-{kind}")
+            index.keys = Column(np.uint64, own["keys"])
+            index.label_of = Column(np.int64, own["label_of"])
+            slots = np.full(int(own["label_of"].max()) + 1 if len(own["label_of"]) else 0, -1, dtype=np.int64)
+            slots[own["label_of"]] = np.arange(len(own["label_of"]))
+            index.slot_of = Column(np.int64, slots)
+            for code, kind_of_shard in saved["shards"].items():
+                if kind_of_shard == "flat":
+                    index.shards[int(code)] = FlatShard.from_arrays(dim, arrays(f"shard-{kind}-{code}"))
+                else:
+                    graph = faiss.read_index(str(gen / f"shard-{kind}-{code}.faiss"))
+                    dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
+                    index.shards[int(code)] = HnswShard(graph, ann, *saved["ef"][code], dead=dead)
+            indexes[kind] = index
+        return DerivedState(revision=manifest["revision"], projection=projection, passages=indexes["passage"],
+                             entities=indexes["entity"], facts=indexes["fact"], keywords=keywords, titles=titles,
+                             unembedded={(k, rid) for k, rid in manifest["unembedded"]})
+
+    def _replay(self, manifest: dict, state: DerivedState) -> int:
+        """Apply the journal's complete records; returns the bytes of those."""
+        path = self.directory / manifest["journal"]
+        if not path.exists():
+            return 0
+        good, total = 0, path.stat().st_size
+        with path.open("rb") as f:
+            while True:
+                head = f.read(RECORD.size)
+                if len(head) < RECORD.size:
+                    break
+                magic, size, crc = RECORD.unpack(head)
+                if magic != MAGIC or size > total - good - RECORD.size:  # torn: never trust its length
+                    log.warning("journal %s: torn record at byte %d dropped", path, good)
+                    break
+                payload = f.read(size)
+                if len(payload) < size or zlib.crc32(payload) != crc:
+                    log.warning("journal %s: torn record at byte %d dropped", path, good)
+                    break
+                delta = Delta.from_bytes(payload)
+                if delta.revision != state.revision + 1 or not state.apply_delta(delta):
+                    raise Corrupt(f"journal record for revision {delta.revision} does not follow "
+                                  f"{state.revision}")
+                good += RECORD.size + size
+        return good
+
+    # -- saving --------------------------------------------------------------------
+
+    def record(self, delta: Delta, state: DerivedState, exclusive: Exclusive = nullcontext) -> None:
+        """Append one write to the journal (after the store committed it and ``state`` followed)."""
+        with self._mutex:
+            self._record(delta, state, exclusive)
+
+    def _record(self, delta: Delta, state: DerivedState, exclusive: Exclusive) -> None:
+        if not self.owner:
+            return
+        if self._manifest is None:
+            self.save(state, exclusive)
+            return
+        path = self.directory / self._manifest["journal"]
+        payload = delta.to_bytes()
+        with path.open("r+b" if path.exists() else "wb") as f:
+            f.truncate(self._journal_bytes)  # a torn tail left by a crash goes first
+            f.seek(self._journal_bytes)
+            f.write(RECORD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload)
+            f.flush()
+        self._journal_bytes += RECORD.size + len(payload)
+        if self._journal_bytes > max(COMPACT_MIN, COMPACT_RATIO * self._manifest.get("bytes", 0)):
+            self.save(state, exclusive)
+
+    def save(self, state: DerivedState, exclusive: Exclusive = nullcontext) -> None:
+        """Write ``state`` as a new snapshot and make it current (owner only).
+
+        Writing needs no lock against readers (it only reads the state); the
+        vector stores then switch to the new files inside ``exclusive()``, the
+        engine's write section, so no reader sees them change."""
+        if not self.owner:
+            return
+        old = self._manifest
+        # A new number never used here: another process may be reading any file named so far.
+        number = 1 + max([int(p.name.split("-")[1]) for p in self.directory.glob("gen-*") if p.is_dir()] or [0])
+        gen_name = f"gen-{number}"
+        gen = self.directory / gen_name
+        gen.mkdir()
+        files: dict[str, dict] = {}
+
+        def put(name: str, values: np.ndarray) -> None:
+            path = gen / f"{name}.npy"
+            np.save(path, np.ascontiguousarray(values), allow_pickle=False)
+            files[f"{gen_name}/{path.name}"] = {"bytes": path.stat().st_size, "crc": _crc(path)}
+
+        for prefix, part in (("graph", state.projection), ("keywords", state.keywords), ("titles", state.titles)):
+            for name, values in part.arrays().items():
+                put(f"{prefix}.{name}", values)
+        for code, space in state.keywords.spaces.items():
+            for name, values in space.arrays(len(state.keywords.vocabulary)).items():
+                put(f"keywords-{code}.{name}", values)
+        vectors = {}
+        for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
+            put(f"vectors-{kind}.keys", index.keys.values)
+            put(f"vectors-{kind}.label_of", index.label_of.values)
+            entry = self._save_vectors(kind, index.store, old, files, number)
+            entry["shards"], entry["ef"] = {}, {}
+            for code, shard in index.shards.items():
+                entry["shards"][str(code)] = shard.kind
+                if isinstance(shard, FlatShard):
+                    for name, values in shard.arrays().items():
+                        put(f"shard-{kind}-{code}.{name}", values)
+                else:
+                    path = gen / f"shard-{kind}-{code}.faiss"
+                    faiss.write_index(shard.index, str(path))
+                    files[f"{gen_name}/{path.name}"] = {"bytes": path.stat().st_size, "crc": _crc(path)}
+                    put(f"shard-{kind}-{code}.dead", shard.dead_labels())
+                    entry["ef"][str(code)] = [shard.ef, shard.near_ef]
+            vectors[kind] = entry
+        for path in gen.iterdir():
+            with path.open("rb") as f:
+                os.fsync(f.fileno())
+        _fsync_dir(gen)
+        manifest = {
+            "format": FORMAT, "store_id": self.identity, "shape": self.shape, "revision": state.revision,
+            "generation": gen_name, "journal": f"journal-{number}.bin", "files": files, "vectors": vectors,
+            "spaces": state.projection.space_names, "keyword_spaces": sorted(state.keywords.spaces),
+            "unembedded": sorted(state.unembedded), "bytes": sum(f["bytes"] for f in files.values()),
+        }
+        temporary = self.directory / "MANIFEST.json.tmp"
+        temporary.write_text(json.dumps(manifest), encoding="utf-8")
+        with temporary.open("rb") as f:
+            os.fsync(f.fileno())
+        os.replace(temporary, self.directory / "MANIFEST.json")
+        _fsync_dir(self.directory)
+        self._manifest, self._journal_bytes = manifest, 0
+        with exclusive():
+            for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
+                entry = vectors[kind]
+                if entry["rows"]:
+                    index.store.attach(np.memmap(self.directory / entry["file"], dtype=entry["dtype"], mode="r",
+                                                 shape=(entry["rows"], index.dim)))
+        self._sweep(keep={gen_name, manifest["journal"], *(v["file"] for v in vectors.values())})
+
+    def _save_vectors(self, kind: str, store: VectorStore, old: dict | None, files: dict, number: int) -> dict:
+        """Append the rows added since the last snapshot to the kind's shared file (a new file
+        when the last snapshot's cannot be extended: other dtype, or unknown)."""
+        dtype = np.dtype(store.dtype).name
+        previous = (old or {}).get("vectors", {}).get(kind, {})
+        reuse = (previous.get("dtype") == dtype and previous.get("rows", 0) == len(store.saved) > 0
+                 and previous.get("file") in old.get("files", {}) and (self.directory / previous["file"]).exists())
+        name = previous["file"] if reuse else f"vectors-{kind}-{dtype}-{number}.bin"
+        path = self.directory / name
+        row_bytes = store.dim * np.dtype(store.dtype).itemsize
+        if reuse:
+            crc, start = old["files"][name]["crc"], previous["rows"]
+            rows = [store.tail]
+        else:
+            crc, start = 0, 0
+            rows = [np.asarray(store.saved), store.tail]
+        with path.open("r+b" if reuse else "wb") as f:
+            f.truncate(start * row_bytes)
+            f.seek(start * row_bytes)
+            for block in rows:
+                data = np.ascontiguousarray(block, dtype=store.dtype).tobytes()
+                f.write(data)
+                crc = zlib.crc32(data, crc)
+            f.flush()
+            os.fsync(f.fileno())
+        total = len(store)
+        if total:
+            files[name] = {"bytes": total * row_bytes, "crc": crc}
+        return {"file": name, "dtype": dtype, "rows": total}
+
+    def _sweep(self, keep: set[str]) -> None:
+        """Remove generations, journals and vector files no manifest names any more."""
+        for path in self.directory.iterdir():
+            if path.name in keep or path.name in ("MANIFEST.json", "lock"):
+                continue
+            if path.name.startswith(("gen-", "journal-", "vectors-")) or path.name.endswith(".tmp"):
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)

@@ -1,0 +1,292 @@
+"""One space's vectors of one kind, searched exactly while small and by faiss HNSW when large.
+
+A shard holds the records a reader of its space may find: a forgotten record
+leaves it (and comes back on restore), so a search never filters a shortlist
+afterwards and a small space in a huge store still returns its true top k.
+
+- ``FlatShard``: a float32 matrix, scored exactly (what faiss' ``IndexFlatIP``
+  does), up to ``AnnSettings.exact_max`` rows.
+- ``HnswShard``: faiss ``IndexHNSWSQ`` (8-bit codes, ``links`` per node, inner
+  product) under an ``IndexIDMap`` (labels = the records' rows). A search walks
+  the graph with ``ef`` candidates and the ``rerank`` x k best go back to exact
+  scoring against the full vectors. ``ef`` is calibrated when the graph is
+  built: the smallest whose re-ranked top 10 holds ``recall`` (0.99) of the
+  exact top 10 for noisy copies of held vectors (on MuSiQue such copies and the
+  real query phrases are as hard); ``near_ef`` likewise for copies at cosine
+  ~0.8, the synonym search. Adds go straight into the graph. HNSW cannot delete:
+  a removed record is skipped inside the search (a faiss ID selector, so the k
+  returned are k live ones), and the graph is rebuilt when a quarter is dead.
+
+IVF (with PQ or SQ codes) was measured first and dropped: on MiniLM vectors (MuSiQue's 21k
+entities) recall@10 0.98 needed every list probed, i.e. a scan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import faiss
+import numpy as np
+from threadpoolctl import ThreadpoolController
+
+from hippo.columns import Column
+
+# faiss' OpenMP team, like igraph's, spins against the other busy core: on 2 shared cores
+# building an index took 62 s with two threads and 15 s with one (21k vectors, load ~20).
+faiss.omp_set_num_threads(1)
+
+
+def _single_threaded_blas() -> None:
+    """numpy's (and faiss') OpenBLAS at one thread for the process's life (torch keeps its own):
+    on 2 busy cores their spinning threads made a 3,000 x 384 matrix-vector product take 10 ms
+    instead of 0.2 (measured, load ~7), on every exact search."""
+    controller = ThreadpoolController()
+    found = [lib.filepath for lib in controller.lib_controllers
+             if lib.user_api == "blas" and "torch" not in (lib.filepath or "")]
+    if found:
+        controller.select(filepath=found).limit(limits=1)
+
+
+_single_threaded_blas()
+
+Gather = Callable[[np.ndarray], np.ndarray]
+"""Labels -> their float32 vectors (the exact scores of a shortlist)."""
+CHUNK = 262_144  # vectors gathered at a time when building a graph
+
+
+@dataclass(frozen=True)
+class AnnSettings:
+    exact_max: int = 20_000  # rows a shard scans exactly before it becomes an HNSW graph
+    recall: float = 0.99  # recall@10 the search is calibrated to (on noisy copies of held vectors)
+    calibration: int = 128  # calibration queries
+    query_noise: float = 1.5  # their distance from a held vector (cosine ~0.55)
+    near_noise: float = 0.75  # near queries (cosine ~0.8: synonym linking)
+    near_floor: float = 0.8  # ... of which only neighbours at least this close are wanted
+    links: int = 32  # HNSW M
+    build_ef: int = 40  # efConstruction
+    min_ef: int = 128  # real MuSiQue phrases needed ~128 for recall@1 0.995 where noisy copies needed 40
+    max_ef: int = 1_024
+    rerank: int = 4  # a search re-scores rerank x k candidates exactly
+    min_rerank: int = 40
+    rebuild_dead: float = 0.25  # share of removed records at which a graph is rebuilt
+
+
+def _top(scores: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k best (scores, labels) of one query, best first; ties by label."""
+    if len(scores) > k:
+        head = np.argpartition(-scores, k - 1)[:k]
+        scores, labels = scores[head], labels[head]
+    order = np.lexsort((labels, -scores))
+    return scores[order], labels[order]
+
+
+class FlatShard:
+    kind = "flat"
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.labels = Column(np.int64)
+        self._matrix = np.zeros((16, dim), dtype=np.float32)
+        self._position: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._matrix[: len(self.labels)]
+
+    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
+        fresh = [i for i, label in enumerate(labels.tolist()) if label not in self._position]
+        if not fresh:
+            return
+        labels, vectors = labels[fresh], vectors[fresh]
+        n = len(self.labels)
+        if n + len(labels) > len(self._matrix):
+            grown = np.zeros((max(n + len(labels), 2 * len(self._matrix)), self.dim), dtype=np.float32)
+            grown[:n] = self._matrix[:n]
+            self._matrix = grown
+        self._matrix[n : n + len(labels)] = vectors
+        self.labels.append(labels)
+        self._position.update((label, n + i) for i, label in enumerate(labels.tolist()))
+
+    def remove(self, labels: np.ndarray) -> None:
+        for label in labels.tolist():
+            at = self._position.pop(label, None)
+            if at is None:
+                continue
+            last = len(self.labels) - 1
+            if at != last:  # the last row takes the hole
+                moved = int(self.labels[last])
+                self._matrix[at] = self._matrix[last]
+                self.labels[at] = moved
+                self._position[moved] = at
+            self.labels.truncate(last)
+
+    def search(self, queries: np.ndarray, k: int, gather: Gather, near: bool = False
+               ) -> list[tuple[np.ndarray, np.ndarray]]:
+        if not len(self.labels):
+            return [(np.zeros(0, np.float32), np.zeros(0, np.int64)) for _ in queries]
+        scores = self.matrix @ queries.T  # rows x queries
+        labels = self.labels.values
+        return [_top(scores[:, j], labels, k) for j in range(len(queries))]
+
+    def top_and_lowest(self, query: np.ndarray, k: int, gather: Gather) -> tuple[np.ndarray, np.ndarray, float]:
+        """The k best of one query, and the lowest score of all, from one product."""
+        if not len(self.labels):
+            return np.zeros(0, np.float32), np.zeros(0, np.int64), np.inf
+        scores = self.matrix @ query
+        return (*_top(scores, self.labels.values, k), float(scores.min()))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"labels": self.labels.values, "matrix": self.matrix}
+
+    @classmethod
+    def from_arrays(cls, dim: int, arrays: dict[str, np.ndarray]) -> FlatShard:
+        shard = cls(dim)
+        shard.add(np.asarray(arrays["labels"], dtype=np.int64), np.asarray(arrays["matrix"], dtype=np.float32))
+        return shard
+
+
+class HnswShard:
+    kind = "hnsw"
+
+    def __init__(self, index: faiss.IndexIDMap, settings: AnnSettings, ef: int, near_ef: int,
+                 dead: np.ndarray | None = None) -> None:
+        self.index = index
+        self.settings = settings
+        self.ef, self.near_ef = ef, near_ef
+        self._held = Column(bool)  # by label
+        self._dead = Column(bool)
+        ids = faiss.vector_to_array(index.id_map)
+        if len(ids):
+            self._held.extend_to(int(ids.max()) + 1)
+            self._held[ids] = True
+        self._dead.extend_to(len(self._held))
+        if dead is not None and len(dead):
+            self._dead[dead] = True
+        self._dead_count = int(self._dead.values.sum())
+        self._selector = None
+
+    @classmethod
+    def built(cls, labels: np.ndarray, gather: Gather, settings: AnnSettings) -> HnswShard:
+        """A graph of these labels' vectors (gathered in chunks: a shard may not fit in memory as
+        float32), with ``ef`` calibrated on noisy copies of held vectors."""
+        labels = np.asarray(labels, dtype=np.int64)
+        rng = np.random.default_rng(len(labels))
+        dim = gather(labels[:1]).shape[1]
+        base = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, settings.links, faiss.METRIC_INNER_PRODUCT)
+        base.hnsw.efConstruction = settings.build_ef
+        index = faiss.IndexIDMap(base)
+        sample = labels[np.sort(rng.choice(len(labels), min(len(labels), 65_536), replace=False))]
+        index.train(np.ascontiguousarray(gather(sample), dtype=np.float32))  # the 8-bit ranges
+        chosen = labels[rng.choice(len(labels), min(settings.calibration, len(labels)), replace=False)]
+        held = gather(chosen)
+        queries = np.concatenate([held + noise / np.sqrt(dim) * rng.standard_normal(held.shape).astype(np.float32)
+                                  for noise in (settings.query_noise, settings.near_noise)])
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+        best = np.full((len(queries), 10), -np.inf, dtype=np.float32)
+        for start in range(0, len(labels), CHUNK):  # add, and find the exact top 10 on the way
+            part = labels[start : start + CHUNK]
+            vectors = np.ascontiguousarray(gather(part), dtype=np.float32)
+            index.add_with_ids(vectors, part)
+            best = -np.sort(-np.concatenate([best, queries @ vectors.T], axis=1), axis=1)[:, :10]
+        shard = cls(index, settings, ef=settings.max_ef, near_ef=settings.max_ef)
+        far = len(chosen)
+        shard.ef = shard._calibrate(queries[:far], best[:far], gather, settings.min_ef)
+        shard.near_ef = shard._calibrate(queries[far:], best[far:], gather, 16, settings.near_floor)
+        return shard
+
+    def _calibrate(self, queries: np.ndarray, best: np.ndarray, gather: Gather, ef: int,
+                   floor: float = -np.inf) -> int:
+        """The smallest ``ef`` (from ``ef``, x1.5 a step) whose re-ranked top 10 holds
+        ``settings.recall`` of the exact top 10 at or above ``floor`` (ties count as found)."""
+        while True:
+            hits = []
+            for (scores, _), exact in zip(self.search(queries, 10, gather, ef=ef), best, strict=True):
+                wanted = int((exact >= floor).sum())
+                got = np.sort(scores)[::-1][:wanted]
+                hits.append(float((got >= exact[wanted - 1] - 1e-6).sum()) / wanted if wanted else 1.0)
+            recall = float(np.mean(hits))
+            if recall >= self.settings.recall or ef >= self.settings.max_ef:
+                return ef
+            ef = min(int(ef * 1.5), self.settings.max_ef)
+
+    def __len__(self) -> int:
+        return int(self.index.ntotal) - self._dead_count
+
+    def labels(self) -> np.ndarray:
+        """Every live label held (O(rows))."""
+        ids = faiss.vector_to_array(self.index.id_map)
+        return ids[~self._dead[ids]]
+
+    def dead_labels(self) -> np.ndarray:
+        return np.flatnonzero(self._dead.values)
+
+    def needs_rebuild(self) -> bool:
+        return self._dead_count > self.settings.rebuild_dead * self.index.ntotal
+
+    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
+        labels = np.asarray(labels, dtype=np.int64)
+        if not len(labels):
+            return
+        top = int(labels.max()) + 1
+        self._held.extend_to(top)
+        self._dead.extend_to(top)
+        back = self._held[labels] & self._dead[labels]  # removed before: it is still in the graph
+        if back.any():
+            self._dead[labels[back]] = False
+            self._dead_count -= int(back.sum())
+            self._selector = None
+        fresh = ~self._held[labels]
+        _, first = np.unique(labels, return_index=True)
+        once = np.zeros(len(labels), dtype=bool)
+        once[first] = True
+        fresh &= once
+        if fresh.any():
+            self.index.add_with_ids(np.ascontiguousarray(vectors[fresh], dtype=np.float32), labels[fresh])
+            self._held[labels[fresh]] = True
+
+    def remove(self, labels: np.ndarray) -> None:
+        labels = np.asarray(labels, dtype=np.int64)
+        labels = labels[labels < len(self._held)]
+        going = np.unique(labels[self._held[labels] & ~self._dead[labels]])
+        if len(going):
+            self._dead[going] = True
+            self._dead_count += len(going)
+            self._selector = None
+
+    def _live(self) -> faiss.IDSelector | None:
+        if not self._dead_count:
+            return None
+        if self._selector is None:
+            bits = np.packbits(self._dead.values, bitorder="little")
+            dead = faiss.IDSelectorBitmap(len(self._dead), faiss.swig_ptr(bits))
+            self._selector = (faiss.IDSelectorNot(dead), dead, bits)  # faiss keeps pointers: keep them alive
+        return self._selector[0]
+
+    def search(self, queries: np.ndarray, k: int, gather: Gather, ef: int | None = None,
+               near: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+        s = self.settings
+        shortlist = int(min(len(self), max(s.min_rerank, s.rerank * k)))
+        if shortlist <= 0:
+            return [(np.zeros(0, np.float32), np.zeros(0, np.int64)) for _ in queries]
+        params = faiss.SearchParametersHNSW()
+        params.efSearch = int(max(shortlist, ef or (self.near_ef if near else self.ef)))
+        selector = self._live()
+        if selector is not None:
+            params.sel = selector
+        _, found = self.index.search(np.ascontiguousarray(queries, dtype=np.float32), shortlist, params=params)
+        out = []
+        for j, row in enumerate(found):
+            labels = row[row >= 0]
+            exact = gather(labels) @ queries[j] if len(labels) else np.zeros(0, np.float32)
+            out.append(_top(exact.astype(np.float32), labels, k))
+        return out
+
+    def top_and_lowest(self, query: np.ndarray, k: int, gather: Gather) -> tuple[np.ndarray, np.ndarray, float]:
+        """The k best of one query, and the lowest score held (the best for ``-query``)."""
+        (scores, labels), = self.search(query[None, :], k, gather)
+        (worst, _), = self.search(-query[None, :], 1, gather)
+        return scores, labels, -float(worst[0]) if len(worst) else np.inf

@@ -1,0 +1,220 @@
+"""The derived state saved beside a SQLite store: used only when current and sound, else rebuilt.
+
+Synthetic text and vectors (``benchmarks.synthetic``) keep these fast; the engine code is the real one.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
+from hippo import Memory, Settings
+from hippo.store import SQLiteStore
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = SyntheticCorpus(400)
+QUERIES = [CORPUS.query(i) for i in (3, 50, 120, 399)]
+SMALL: dict = {}  # exact search: a state rebuilt from the store must answer exactly alike
+HNSW = {"vector_exact_max": 60}  # HNSW shards at test size
+
+
+def _open(path: Path, **settings) -> Memory:
+    return Memory(SQLiteStore(path), settings=Settings(**{**SMALL, **settings}), embedder=SyntheticEmbedder(),
+                  extractor=SyntheticExtractor())
+
+
+def _outputs(memory: Memory) -> dict:
+    # Not graph_stats(): a live state keeps retired vertices, one rebuilt from the store never saw them.
+    out = {"passages": memory.graph_stats()["passages"]}
+    for q in QUERIES:
+        recalled = memory.recall(q, k=10)
+        out[f"recall|{q}"] = [(h.id, round(h.score, 7)) for h in recalled.hits]
+        out[f"seeds|{q}"] = [s.id for s in recalled.seeds]
+        for mode in ("dense", "bm25"):
+            out[f"{mode}|{q}"] = [h.id for h in memory.retrieve(q, k=10, mode=mode)]
+        out[f"ann|{q}"] = [h.id for h in memory.recall(q, k=5, spaces=["user:ann"]).hits]
+    return out
+
+
+def _rebuilt(path: Path) -> dict:
+    memory = _open(path, derived_cache=False)
+    try:
+        return _outputs(memory)
+    finally:
+        memory.close()
+
+
+def _build(path: Path) -> dict:
+    memory = _open(path)
+    memory.index(CORPUS.documents(0, 200))
+    memory.index(CORPUS.documents(200, 300))
+    memory.remember("E1v0 r1 E2v0 note.", custom_id="n1", space="user:ann")
+    memory.remember("E1v0 r2 E3v0 note.", custom_id="n1", space="user:ann")  # a new version retires the first
+    out = _outputs(memory)
+    memory.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, dict]:
+    path = tmp_path_factory.mktemp("persist") / "s.db"
+    return path, _build(path)
+
+
+def test_a_saved_state_opens_without_rebuilding_and_answers_alike(built):
+    path, before = built
+    memory = _open(path)
+    assert memory._cache.outcome == "loaded"  # noqa: SLF001
+    assert _outputs(memory) == before == _rebuilt(path)
+    memory.close()
+
+
+def test_an_hnsw_state_round_trips_exactly(tmp_path):
+    """Approximate shards are saved as they are: a reopened state answers exactly as the live one."""
+    memory = _open(tmp_path / "hnsw.db", **HNSW)
+    memory.index(CORPUS.documents(0, 120))
+    memory.index(CORPUS.documents(120, 160))
+    state = memory._current()  # noqa: SLF001
+    assert {shard.kind for shard in state.facts.shards.values()} == {"hnsw"}
+    live = _outputs(memory)
+    memory.close()
+    reopened = _open(tmp_path / "hnsw.db", **HNSW)
+    assert reopened._cache.outcome == "loaded" and _outputs(reopened) == live  # noqa: SLF001
+    reopened.close()
+
+
+def test_writes_after_opening_go_to_the_journal_and_replay(built, tmp_path):
+    path, _ = built
+    copy = tmp_path / "s.db"
+    _copy_store(path, copy)
+    memory = _open(copy)
+    memory.index(CORPUS.documents(300, 340))
+    memory.forget(custom_id="n1", space="user:ann")
+    journal = sorted(copy.with_name("s.db.hippo").glob("journal-*.bin"))
+    assert journal and journal[-1].stat().st_size > 0
+    live = _outputs(memory)
+    memory._cache.close()  # noqa: SLF001 - as a crash would: no snapshot at close
+    memory.store.close()
+    with journal[-1].open("ab") as f:
+        f.write(b"HJR1 torn tail of a write that never finished")
+    reopened = _open(copy)
+    assert reopened._cache.outcome == "loaded"  # noqa: SLF001
+    assert _outputs(reopened) == live == _rebuilt(copy)
+    reopened.remember("E9v0 r1 E8v0 after the torn tail.", space="user:ann")  # the tail is cut off first
+    reopened.close()
+    again = _open(copy)
+    assert again._cache.outcome == "loaded" and _outputs(again) == _rebuilt(copy)  # noqa: SLF001
+    again.close()
+
+
+def _copy_store(source: Path, target: Path) -> None:
+    import shutil
+
+    shutil.copy(source, target)
+    shutil.copytree(source.with_name(source.name + ".hippo"), target.with_name(target.name + ".hippo"))
+
+
+def _flip_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+CORRUPTIONS = {
+    "a graph array flipped": lambda d: _flip_byte(next((d / _gen(d)).glob("graph.run_targets.npy"))),
+    "a shard flipped": lambda d: _flip_byte(next((d / _gen(d)).glob("shard-fact-*.matrix.npy"))),
+    "vectors truncated": lambda d: os.truncate(next(d.glob("vectors-passage-*.bin")), 1000),
+    "a file missing": lambda d: next((d / _gen(d)).glob("keywords.vocabulary.npy")).unlink(),
+    "manifest garbage": lambda d: (d / "MANIFEST.json").write_text("{not json"),
+}
+
+
+def _gen(directory: Path) -> str:
+    return json.loads((directory / "MANIFEST.json").read_text())["generation"]
+
+
+@pytest.mark.parametrize("damage", sorted(CORRUPTIONS))
+def test_a_corrupt_saved_state_is_detected_and_rebuilt(built, tmp_path, damage):
+    path, before = built
+    copy = tmp_path / "s.db"
+    _copy_store(path, copy)
+    CORRUPTIONS[damage](copy.with_name("s.db.hippo"))
+    memory = _open(copy)
+    assert memory._cache.outcome.startswith("corrupt")  # noqa: SLF001
+    assert _outputs(memory) == before
+    memory.close()
+    again = _open(copy)  # rebuilt and saved again
+    assert again._cache.outcome == "loaded"  # noqa: SLF001
+    again.close()
+
+
+def test_a_stale_or_foreign_saved_state_is_never_used(built, tmp_path):
+    path, _ = built
+    copy = tmp_path / "s.db"
+    _copy_store(path, copy)
+    other = _open(copy, derived_cache=False)  # another writer that keeps no saved state
+    other.index(CORPUS.documents(340, 360))
+    other.close()
+    memory = _open(copy)
+    assert memory._cache.outcome.startswith("stale: saved revision")  # noqa: SLF001
+    assert _outputs(memory) == _rebuilt(copy)
+    memory.close()
+    changed = _open(copy, relation_weight=2.0)
+    assert changed._cache.outcome == "stale: settings changed"  # noqa: SLF001
+    changed.close()
+    fresh = tmp_path / "fresh.db"  # a new store where an old one's saved state was left behind
+    SQLiteStore(fresh).close()
+    _copy_store(path, tmp_path / "x.db")
+    (tmp_path / "x.db.hippo").rename(tmp_path / "fresh.db.hippo")
+    foreign = _open(fresh)
+    assert foreign._cache.outcome == "stale: another store or format"  # noqa: SLF001
+    assert foreign.stats().passages == 0 and not foreign.recall(QUERIES[0]).hits
+    foreign.close()
+
+
+CHILD = """
+import sys
+sys.path.insert(0, {root!r})
+import hippo.memory.persist as persist
+from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
+from hippo import Memory, Settings
+from hippo.store import SQLiteStore
+if {fold}:
+    persist.COMPACT_MIN, persist.COMPACT_RATIO = 0, 0.0  # every write saves a whole new snapshot
+corpus = SyntheticCorpus(400)
+memory = Memory(SQLiteStore({path!r}), embedder=SyntheticEmbedder(), extractor=SyntheticExtractor())
+i = 300
+while True:
+    memory.index(corpus.documents(i, i + 4))
+    memory.remember(f"E{{i}}v0 r1 E{{i + 1}}v0 note {{i}}.", custom_id=f"n{{i % 3}}", space="user:ann")
+    i = 300 + (i - 300 + 4) % 100
+    print(i, flush=True)
+"""
+
+
+@pytest.mark.parametrize("fold", [False, True], ids=["journal", "snapshot"])
+def test_kill_9_during_index_updates_leaves_a_store_that_opens_and_recalls(built, tmp_path, fold):
+    path, _ = built
+    copy = tmp_path / "s.db"
+    _copy_store(path, copy)
+    code = CHILD.format(root=str(ROOT), path=str(copy), fold=fold)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    try:
+        for _ in range(3):  # a few writes in, then mid-write
+            assert child.stdout.readline(), "the writer died on its own"
+        time.sleep(0.05 if fold else 0.02)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+    memory = _open(copy)
+    assert memory._cache.outcome == "loaded" or memory._cache.outcome.startswith("stale")  # noqa: SLF001
+    assert _outputs(memory) == _rebuilt(copy)
+    memory.close()

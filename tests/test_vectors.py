@@ -1,0 +1,108 @@
+"""Vector search per space: exact while small, HNSW above; visibility inside the search, never after it."""
+
+import numpy as np
+import pytest
+
+from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
+from hippo import Memory, Settings
+from hippo.memory.shards import AnnSettings, FlatShard, HnswShard
+from hippo.memory.vectors import VectorIndex
+from hippo.store import SQLiteStore
+
+DIM = 48
+
+
+def _clustered(rng: np.random.Generator, rows: int, centres: int = 60) -> np.ndarray:
+    centre = rng.standard_normal((centres, DIM)).astype(np.float32)
+    x = centre[rng.integers(centres, size=rows)] + 0.6 * rng.standard_normal((rows, DIM)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _exact(matrix: np.ndarray, labels: np.ndarray, query: np.ndarray, k: int) -> list[int]:
+    scores = matrix @ query
+    return labels[np.lexsort((labels, -scores))[:k]].tolist()
+
+
+@pytest.fixture(scope="module")
+def big_index():
+    rng = np.random.default_rng(5)
+    vectors = _clustered(rng, 12_000)
+    index = VectorIndex(DIM, AnnSettings(exact_max=2_000))
+    labels = np.arange(len(vectors))
+    index.add(labels, labels.astype(np.uint64), vectors)
+    index.include(0, labels[:10_000])  # the big space
+    index.include(1, labels[10_000:10_040])  # a small one
+    return index, vectors, rng
+
+
+def test_a_big_shard_is_hnsw_and_meets_its_recall(big_index):
+    index, vectors, rng = big_index
+    assert isinstance(index.shards[0], HnswShard) and isinstance(index.shards[1], FlatShard)
+    queries = vectors[rng.choice(10_000, 100, replace=False)] + 0.2 * rng.standard_normal((100, DIM)).astype(
+        np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    found = index.search(queries, 10, [0])
+    labels = np.arange(10_000)
+    recall = np.mean([len(set(f[1].tolist()) & set(_exact(vectors[:10_000], labels, q, 10))) / 10
+                      for f, q in zip(found, queries, strict=True)])
+    assert recall >= 0.98
+
+
+def test_a_small_space_in_a_huge_index_gets_its_true_top_k(big_index):
+    index, vectors, rng = big_index
+    small = np.arange(10_000, 10_040)
+    query = vectors[5]  # close to the big space, far from the small one
+    (scores, labels), = index.search(query, 10, [1])
+    assert labels.tolist() == _exact(vectors[small], small, query, 10)
+    assert np.allclose(scores, vectors[labels] @ query, atol=1e-6)
+    (_, both), = index.search(query, 10, [0, 1])
+    assert set(both.tolist()) <= set(range(10_040)) and 5 in both.tolist()
+    index.exclude(1, labels[:3])  # forgotten: gone from the space's results, the rest still exact
+    (_, after), = index.search(query, 10, [1])
+    rest = np.setdiff1d(small, labels[:3])
+    assert after.tolist() == _exact(vectors[rest], rest, query, 10)
+    index.include(1, labels[:3])
+    assert index.search(query, 10, [1])[0][1].tolist() == labels.tolist()
+
+
+def test_graph_adds_go_in_at_once_and_removals_rebuild_only_past_a_quarter(big_index):
+    index, vectors, rng = big_index
+    shard = index.shards[0]
+    fresh = _clustered(rng, 500)
+    labels = np.arange(20_000, 20_500)
+    index.add(labels, labels.astype(np.uint64), fresh)
+    index.include(0, labels)
+    assert index.shards[0] is shard and len(shard) == 10_500
+    (_, found), = index.search(fresh[7], 1, [0])
+    assert found.tolist() == [20_007]  # an added vector is found at once
+    index.exclude(0, labels)  # removed: skipped inside the search, still true top k of the rest
+    (_, found), = index.search(fresh[7], 10, [0])
+    assert index.shards[0] is shard and not set(found.tolist()) & set(labels.tolist()) and len(found) == 10
+    index.exclude(0, np.arange(3_000))  # past a quarter removed: the graph is rebuilt without them
+    rebuilt = index.shards[0]
+    assert rebuilt is not shard and len(rebuilt) == 7_000 and rebuilt.index.ntotal == 7_000
+    index.include(0, np.arange(3_000))  # restored: back in
+    assert len(index.shards[0]) == 10_000
+
+
+def test_engine_search_stays_inside_the_readers_spaces(tmp_path):
+    """Through the engine: a small user space beside a big org space (an HNSW graph) reads its
+    own exact top k, for dense retrieval and recall alike."""
+    corpus = SyntheticCorpus(300)
+    embedder = SyntheticEmbedder()
+    memory = Memory(SQLiteStore(tmp_path / "s.db"), settings=Settings(vector_exact_max=100), embedder=embedder,
+                    extractor=SyntheticExtractor())
+    memory.index(corpus.documents(0, 290))
+    memory.index(corpus.documents(290, 300), space="user:ann")
+    state = memory._current()  # noqa: SLF001 - the engine's own indexes
+    assert isinstance(state.passages.shards[state.projection.code_of("org")], HnswShard)
+    query = corpus.query(3)  # about an org passage
+    hits = memory.retrieve(query, k=5, mode="dense", spaces=["user:ann"])
+    q = embedder.encode([query])[0]
+    vertices = [v for v in range(state.projection.vertex_count)
+                if state.projection.is_passage[v] and state.projection.space_of(v) == "user:ann"]
+    exact = sorted(vertices, key=lambda v: (-float(state.passages.vectors_of(np.array([v]))[0] @ q), v))[:5]
+    assert [h.id for h in hits] == [state.projection.record_ids[v] for v in exact]
+    recalled = memory.recall(query, spaces=["user:ann"])
+    assert recalled.hits and all(h.space == "user:ann" for h in recalled.hits)
+    memory.close()
