@@ -22,9 +22,7 @@ import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
 OWN_STATE = ["access", "api", "cli", "store", "llm", "extract", "documents", "embed"]
-PENDING_PRIVATE_IMPORTS = {  # (file, module, name): waits for the engine refactor (issue 15 after issue 13)
-    ("tests/test_llm_recall.py", "hippo.memory.engine", "_StoreLookup"),
-}
+PENDING_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()  # (file, module, name) allowed for now
 
 
 def module_name(path: Path) -> str:

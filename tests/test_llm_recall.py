@@ -12,7 +12,7 @@ import pytest
 
 from hippo import Memory, Settings
 from hippo.memory.clues import Candidate, interleave, named_phrases, screen
-from hippo.memory.engine import _StoreLookup
+from hippo.memory.lookup import StoreLookup
 from hippo.memory.recall import Recaller
 from tests.fake_openai import FakeOpenAI, Reply, last_user, stage_of
 
@@ -40,7 +40,7 @@ def _numbered_facts(request: dict) -> list[str]:
 
 def test_pure_recaller_with_a_filter_callable(sample_memory):
     state = sample_memory._current()
-    lookup = _StoreLookup(sample_memory.store, state, None)
+    lookup = StoreLookup(sample_memory.store, state, None)
     seen: list[list[str]] = []
 
     def keep_second(query: str, facts: list[str]) -> list[int]:

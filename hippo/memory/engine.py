@@ -24,9 +24,10 @@ from hippo.memory.delta import Delta
 from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
 from hippo.memory.guard import StateGuard
 from hippo.memory.hits import assemble_hits
-from hippo.memory.indexing import Progress, assign_ids, document_ids, prepare, validate_documents
+from hippo.memory.inputs import MAX_TOKEN_BUDGET, check_count, check_query, space_set
+from hippo.memory.indexing import Progress, assign_ids, batch_progress, document_ids, prepare, validate_documents
 from hippo.memory.lifecycle import NearDuplicatePolicy
-from hippo.memory.names import visible_names
+from hippo.memory.lookup import StoreLookup
 from hippo.memory.persist import DerivedCache, load_state
 from hippo.memory.recall import RankedPassages, Recaller
 from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
@@ -50,60 +51,7 @@ from hippo.models import (
 )
 from hippo.store import Store, WriteBatch, open_store
 
-MAX_QUERY_CHARS = 4_000
 INDEX_WRITE_ATTEMPTS = 8
-MAX_K = 1_000
-MAX_TOKEN_BUDGET = 1_000_000
-
-
-def _spaces(spaces: Iterable[str] | None) -> frozenset[str] | None:
-    return None if spaces is None else frozenset(spaces)
-
-
-def _check_query(query: str) -> str:
-    if not isinstance(query, str):
-        raise InvalidInput("query", f"must be a string, got {type(query).__name__}")
-    if not query.strip():
-        raise InvalidInput("query", "is empty")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidInput("query", f"has {len(query)} characters; the limit is {MAX_QUERY_CHARS}",
-                           limit=MAX_QUERY_CHARS)
-    return query.strip()
-
-
-def _check_count(name: str, value: int, high: int = MAX_K) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
-        raise InvalidInput(name, f"must be an integer from 1 to {high}, got {value!r}", limit=high)
-
-
-def _batch_progress(progress: Progress, number: int, batches: int, size: int, documents: int) -> Progress:
-    """Report a batch's stages as progress through the whole call."""
-
-    def report(stage: str, done: int, total: int) -> None:
-        if stage == "extract":  # counted in passages of this batch: scale to documents overall
-            fraction = done / total if total else 1.0
-            progress(stage, min(documents, round((number + fraction) * size)), documents)
-        else:
-            progress(stage, number + done, batches)
-
-    return report
-
-
-class _StoreLookup:
-    def __init__(self, store: Store, state: DerivedState, spaces: frozenset[str] | None) -> None:
-        self._store = store
-        self._state = state
-        self._spaces = spaces
-
-    def entity_names(self, ids: list[str]) -> dict[str, str]:
-        projection = self._state.projection
-        return visible_names(self._store, projection, projection.view(self._spaces), ids)
-
-    def fact_texts(self, ids: list[str]) -> dict[str, str]:
-        return {f.id: f.text for f in self._store.facts(ids)}
-
-    def keyword_scores(self, query: str, limit: int, spaces: frozenset[str] | None) -> dict[str, float]:
-        return dict(keyword_ranking(self._state, query, spaces, limit))
 
 
 class Memory:
@@ -247,7 +195,7 @@ class Memory:
         timings: dict[str, float] = {}
         llm_usage = usage_meter(extractor or self.extractor)
         for number, batch in enumerate(batches):
-            report = None if progress is None else _batch_progress(progress, number, len(batches), size, len(docs))
+            report = None if progress is None else batch_progress(progress, number, len(batches), size, len(docs))
             result = self._index_batch(batch, extractor or self.extractor, report)
             for field in ("documents_updated", "passages_added", "passages_unchanged", "passages_retired",
                           "entities_added", "facts_added", "mentions_added", "synonyms_added", "vectors_encoded"):
@@ -296,15 +244,15 @@ class Memory:
         ``expand`` (default ``settings.clue_expand``) adds checked MemoRAG-style
         clues and lets the passages they find share the hits (``hippo.memory.clues``).
         """
-        query = _check_query(query)
-        _check_count("n", n)
-        _check_count("k", k)
+        query = check_query(query)
+        check_count("n", n)
+        check_count("k", k)
         if token_budget is not None:
-            _check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
+            check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
         clock = time.perf_counter()
         with self.reading() as state:
-            lookup = _StoreLookup(self.store, state, _spaces(spaces))
-            ranked = self._recaller.rank(query, state, _spaces(spaces), n=n, k=k, lookup=lookup)
+            lookup = StoreLookup(self.store, state, space_set(spaces))
+            ranked = self._recaller.rank(query, state, space_set(spaces), n=n, k=k, lookup=lookup)
             if self.settings.clue_expand if expand is None else expand:
                 ranked = self._expander.expand(query, ranked, state, n=n, lookup=lookup)
             hits = self._hits(ranked, state, k, token_budget)
@@ -342,13 +290,13 @@ class Memory:
     def retrieve(self, query: str, *, k: int = 10, mode: Mode = "dense", spaces: Iterable[str] | None = None,
                  token_budget: int | None = None) -> list[Hit]:
         """Plain retrieval without the graph: ``dense``, ``bm25`` or ``hybrid`` (RRF of both)."""
-        query = _check_query(query)
-        _check_count("k", k)
+        query = check_query(query)
+        check_count("k", k)
         if token_budget is not None:
-            _check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
+            check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
         if mode not in ("dense", "bm25", "hybrid"):
             raise InvalidInput("mode", f"must be dense, bm25 or hybrid, got {mode!r}")
-        readable, pool = _spaces(spaces), max(k * 4, 50)
+        readable, pool = space_set(spaces), max(k * 4, 50)
         q = self.embedder.encode([query])[0] if mode != "bm25" else None
         with self.reading() as state:
             dense = dense_ranking(state, q, readable, pool) if q is not None else []
@@ -394,11 +342,11 @@ class Memory:
         in that view (another space's passages are never hinted at).
         """
         return lifecycle.forget(self, uid, custom_id=custom_id, space=space, dry_run=dry_run, cascade=cascade,
-                                reason=reason, spaces=_spaces(spaces))
+                                reason=reason, spaces=space_set(spaces))
 
     def restore(self, uid: str, *, spaces: Iterable[str] | None = None) -> RestoreResult:
         """Bring back what a ``forget`` of ``uid`` took out (``spaces``: as for ``forget``)."""
-        return lifecycle.restore(self, uid, _spaces(spaces))
+        return lifecycle.restore(self, uid, space_set(spaces))
 
     def history(self, custom_id: str | None = None, *, uid: str | None = None,
                 space: str = "org") -> list[MemoryVersion]:
@@ -408,8 +356,8 @@ class Memory:
     def memories(self, *, spaces: Iterable[str] | None = None, live: bool = True,
                  limit: int = 1000) -> list[MemoryItem]:
         """Remembered memories in ``spaces`` (all by default), newest first."""
-        _check_count("limit", limit, high=100_000)
-        return lifecycle.memories(self, spaces=_spaces(spaces), live=live, limit=limit)
+        check_count("limit", limit, high=100_000)
+        return lifecycle.memories(self, spaces=space_set(spaces), live=live, limit=limit)
 
     def delete_documents(self, ids: list[str], *, reason: str | None = None) -> int:
         """Tombstone documents by id (with all derived from them); returns how many were live."""

@@ -345,3 +345,16 @@ def prepare(documents: list[Document], *, store: Store, state: DerivedState, emb
     return PreparedBatch(batch=batch, vectors=derived.vectors, passages_unchanged=plan.passages_unchanged,
                          documents_updated=plan.documents_updated, vectors_encoded=len(derived.fresh),
                          timings=derived.timings)
+
+
+def batch_progress(progress: Progress, number: int, batches: int, size: int, documents: int) -> Progress:
+    """Report a batch's stages as progress through the whole call."""
+
+    def report(stage: str, done: int, total: int) -> None:
+        if stage == "extract":  # counted in passages of this batch: scale to documents overall
+            fraction = done / total if total else 1.0
+            progress(stage, min(documents, round((number + fraction) * size)), documents)
+        else:
+            progress(stage, number + done, batches)
+
+    return report

@@ -1,11 +1,12 @@
-"""What remember, forget and history take from a caller, checked: the first bad field raises
-``InvalidInput`` naming it (and the limit), before anything is read or written.
+"""What recall, retrieve, remember, forget and history take from a caller, checked: the first
+bad field raises ``InvalidInput`` naming it (and the limit), before anything is read or written.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from hippo.errors import InvalidInput
@@ -20,6 +21,30 @@ MAX_LABEL_CHARS = 80
 MAX_INSTRUCTIONS_BYTES = 4 * 1024
 MAX_SHORT_CHARS = 200  # space, agent id, reason
 MAX_PROPS_BYTES = 16 * 1024
+MAX_QUERY_CHARS = 4_000
+MAX_K = 1_000  # hits, clues and candidates one call may ask for
+MAX_TOKEN_BUDGET = 1_000_000
+
+
+def space_set(spaces: Iterable[str] | None) -> frozenset[str] | None:
+    """The spaces a caller may read, as a set (``None``: every space)."""
+    return None if spaces is None else frozenset(spaces)
+
+
+def check_query(query: str) -> str:
+    if not isinstance(query, str):
+        raise InvalidInput("query", f"must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidInput("query", "is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput("query", f"has {len(query)} characters; the limit is {MAX_QUERY_CHARS}",
+                           limit=MAX_QUERY_CHARS)
+    return query.strip()
+
+
+def check_count(name: str, value: int, high: int = MAX_K) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
+        raise InvalidInput(name, f"must be an integer from 1 to {high}, got {value!r}", limit=high)
 
 
 def utf8_size(field: str, value: str, limit: int) -> int:

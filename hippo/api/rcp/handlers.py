@@ -24,7 +24,7 @@ from hippo.api.rcp.params import (ForgetParams, GraphParams, HistoryParams, Inde
                                   RememberParams, RestoreParams, RetrieveParams)
 from hippo.api.rcp.sessions import Session, SessionRegistry, select
 from hippo.memory import Memory
-from hippo.memory.engine import MAX_K as ENGINE_MAX_K
+from hippo.memory.inputs import MAX_K as ENGINE_MAX_K
 from hippo.memory.walk import MAX_HOPS
 from hippo.models import DEFAULT_SPACE, Document, Hit
 from hippo.spaces import session_space
