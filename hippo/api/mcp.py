@@ -49,17 +49,24 @@ MAX_HITS = 50
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _tool_errors(fn: F) -> F:
-    """hippo's errors reach the client with their message (the SDK hides unexpected ones)."""
+def _reraise_as(error: type[Exception], *, with_code: bool) -> Callable[[F], F]:
+    """hippo's errors reach the client as the SDK's ``error`` with their message (the SDK hides
+    unexpected ones); tools also carry the error's code."""
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except HippoError as exc:
-            raise ToolError(f"{error_code(exc)}: {exc}") from exc
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except HippoError as exc:
+                raise error(f"{error_code(exc)}: {exc}" if with_code else str(exc)) from exc
 
-    return wrapper  # type: ignore[return-value]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+_tool_errors = _reraise_as(ToolError, with_code=True)
 
 
 def _confirm_token(space: str, ids: list[str]) -> str:
@@ -170,15 +177,7 @@ class HippoMCP:
             raise ResourceError(str(exc)) from exc
 
 
-def _resource_errors(fn: F) -> F:
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except HippoError as exc:
-            raise ResourceError(str(exc)) from exc
-
-    return wrapper  # type: ignore[return-value]
+_resource_errors = _reraise_as(ResourceError, with_code=False)
 
 
 class _Server(MCPServer):

@@ -11,18 +11,14 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from hippo.cli.common import StoreOption, err, fail, out
 from hippo.errors import HippoError
 
 keys_app = typer.Typer(no_args_is_help=True, help=__doc__)
-out = Console()
-err = Console(stderr=True)
 T = TypeVar("T")
 
-StoreOption = Annotated[str | None, typer.Option("--store", "-s", help="SQLite path or neo4j:// URL "
-                                                                        "[env HIPPO_STORE, default hippo.db]")]
 
 
 def _with_keys(store: str | None, work: Callable[[Any], T]) -> T:
@@ -39,8 +35,7 @@ def _with_keys(store: str | None, work: Callable[[Any], T]) -> T:
         finally:
             opened.close()
     except HippoError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        raise fail(str(exc)) from None
 
 
 def _names(values: list[str] | None) -> list[str]:
@@ -94,7 +89,5 @@ def revoke(key: Annotated[str, typer.Argument(help="the key, its sha256, or its 
            store: StoreOption = None) -> None:
     """Revoke a store key: it stops working at once, on every server of the store."""
     if not _with_keys(store, lambda ring: ring.revoke(key)):
-        err.print(f"[red]error:[/red] no key {key!r} in the store (file keys are removed from the file)",
-                  highlight=False)
-        raise typer.Exit(2)
+        raise fail(f"no key {key!r} in the store (file keys are removed from the file)")
     err.print("revoked", highlight=False)

@@ -15,28 +15,18 @@ from typing import Annotated, Any, TypeVar
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from packages, never the network
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from hippo.cli.common import StoreOption, err, fail, out
 from hippo.cli.keys import keys_app
 from hippo.cli.serve import mcp, serve
 from hippo.errors import HippoError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-out = Console()
-err = Console(stderr=True)
-
-StoreOption = Annotated[str | None, typer.Option("--store", "-s", help="SQLite path, :memory: or neo4j:// URL "
-                                                                        "[env HIPPO_STORE, default hippo.db]")]
 T = TypeVar("T")
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
-
-
-def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
-    return typer.Exit(2)
 
 
 @contextmanager
@@ -55,7 +45,7 @@ def _with_memory(store: str | None, work: Callable[[Any], T]) -> T:
         with _memory(store) as memory:
             return work(memory)
     except HippoError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 def _read_files(paths: list[Path], space: str | None) -> Any:
@@ -115,7 +105,7 @@ def index(
         for problem in reading.errors:
             err.print(f"[red]error:[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
         if not reading.documents:
-            raise _fail(f"nothing to index in {', '.join(map(str, paths))}"
+            raise fail(f"nothing to index in {', '.join(map(str, paths))}"
                         + (f" ({len(reading.errors)} failed)" if reading.errors else ""))
         with _memory(store) as memory:
             extractor = None
@@ -125,7 +115,7 @@ def index(
                 extractor = OpenIEImport.from_file(openie, fallback=memory.extractor)
             result = _index(memory, reading.documents, space=space, extractor=extractor)
     except HippoError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     files = {"files": len(reading.files), "skipped": dict(reading.skipped), "failed": [str(e) for e in reading.errors]}
     if as_json:
         out.print_json(json.dumps({**result.model_dump(mode="json"), **files}))
@@ -290,7 +280,7 @@ def reembed(
         with err.status("loading the encoder..."), _progress() as progress:
             result = reembed_url(store, backend=backend, force=force, progress=progress)
     except HippoError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     out.print_json(result.model_dump_json()) if as_json else out.print(result.summary(), highlight=False)
 
 
@@ -320,7 +310,7 @@ def demo(
                     _print_recall(recalled)
                     out.print(f"[dim]gold: {', '.join(question.gold_titles)} — answer: {question.answer}[/dim]\n")
     except HippoError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     graph = sum(s[0] for s in scores) / len(scores)
     dense = sum(s[1] for s in scores) / len(scores)
     out.print(f"Recall@5 over all {len(scores)} sample questions: graph {graph:.1%}, dense {dense:.1%}")
@@ -347,7 +337,7 @@ def bench(ctx: typer.Context, name: Annotated[str, typer.Argument(help="quality,
     folders = [Path.cwd() / "benchmarks", Path(__file__).resolve().parents[2] / "benchmarks"]
     script = next((f / f"{name}.py" for f in folders if (f / f"{name}.py").exists()), folders[0] / f"{name}.py")
     if not script.exists():
-        raise _fail(f"no benchmark {name!r} (looked in {' and '.join(str(f) for f in folders)}); benchmarks ship "
+        raise fail(f"no benchmark {name!r} (looked in {' and '.join(str(f) for f in folders)}); benchmarks ship "
                     "with the source checkout: run `hippo bench` from it")
     sys.argv = [str(script), *ctx.args]
     runpy.run_path(str(script), run_name="__main__")

@@ -14,20 +14,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from hippo.cli.common import StoreOption, err, fail
 from hippo.errors import HippoError
-
-err = Console(stderr=True)
-
-StoreOption = Annotated[str | None, typer.Option("--store", "-s", help="SQLite path, :memory: or neo4j:// URL "
-                                                                        "[env HIPPO_STORE, default hippo.db]")]
-
-
-def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
-    return typer.Exit(2)
-
 
 HostsOption = Annotated[list[str] | None, typer.Option(
     "--allowed-host", help="a Host name clients use besides loopback (repeat) [env HIPPO_SERVER_ALLOWED_HOSTS]")]
@@ -40,7 +29,7 @@ InsecureOption = Annotated[bool, typer.Option(
 def _http_address(http: str | None) -> tuple[str, int]:
     host, _, port = (http or "").rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise _fail(f"--http: expected HOST:PORT, got {http!r}")
+        raise fail(f"--http: expected HOST:PORT, got {http!r}")
     return host.strip("[]"), int(port)
 
 
@@ -61,7 +50,7 @@ def _exposed(store: Any, settings: Any, host: str, insecure: bool, command: str)
     refusal = exposure_refusal(host, keys=keys, insecure=insecure, command=command)
     if refusal is not None:
         store.close()
-        raise _fail(refusal)
+        raise fail(refusal)
     if not keys and not is_loopback(host):
         err.print(f"[yellow]warning:[/yellow] serving {host} without API keys: every caller is admin",
                   highlight=False)
@@ -74,7 +63,7 @@ def _known_key(store: Any, settings: Any) -> None:
     key = os.environ.get("HIPPO_API_KEY")
     if key and KeyRing.from_settings(settings, store).principal_for_key(key) is None:
         store.close()
-        raise _fail("HIPPO_API_KEY is not a known API key (see 'hippo keys list')")
+        raise fail("HIPPO_API_KEY is not a known API key (see 'hippo keys list')")
 
 
 def serve(
@@ -87,7 +76,7 @@ def serve(
 ) -> None:
     """Serve the memory over the Retrieval Context Protocol (RCP/1, JSON-RPC 2.0)."""
     if stdio == (http is not None):
-        raise _fail("give exactly one of --stdio or --http HOST:PORT")
+        raise fail("give exactly one of --stdio or --http HOST:PORT")
     host, port = _http_address(http) if http is not None else ("", 0)
     try:
         from hippo.api.rcp import open_service
@@ -105,7 +94,7 @@ def serve(
         service = open_service(opened, settings=settings,
                                server_settings=_server_settings(allowed_host, allowed_origin))
     except HippoError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     try:
         if frames is not None:
             stdio_transport.serve(service, sys.stdin.buffer, frames)
@@ -115,7 +104,7 @@ def serve(
             err.print(f"hippo RCP server on http://{host}:{port}/rcp (store {service.memory.store.url})")
             serve_http(service, host, port)
     except HippoError as exc:  # an unknown HIPPO_API_KEY over stdio
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     finally:
         service.close()
 
@@ -161,7 +150,7 @@ def mcp(
 
                 keyed = keys.required or settings.require_api_key
                 if keyed == (principal is not None):
-                    raise _fail("with API keys configured, callers bring their own: drop --user" if keyed else
+                    raise fail("with API keys configured, callers bring their own: drop --user" if keyed else
                                 "without API keys, say who the tools act for: --user NAME")
                 app_ = http_app(memory, keys if keyed else None, principal=principal,
                                 settings=_server_settings(allowed_host, allowed_origin), bound=host)
@@ -172,9 +161,9 @@ def mcp(
             if principal is None and key:
                 principal = keys.principal_for_key(key)
                 if principal is None:
-                    raise _fail("HIPPO_API_KEY is not a known API key")
+                    raise fail("HIPPO_API_KEY is not a known API key")
             elif principal is None:
-                raise _fail("stdio needs the user the tools act for: --user NAME (or HIPPO_API_KEY)")
+                raise fail("stdio needs the user the tools act for: --user NAME (or HIPPO_API_KEY)")
             build_server(memory, principal=principal).run("stdio")
     except HippoError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
