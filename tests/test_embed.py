@@ -16,7 +16,7 @@ from hippo import Memory, Settings
 from hippo.embed import SentenceEmbedder, open_embedder
 from hippo.embed.export import read_layout
 from hippo.embed.filecache import cached_file, read_verified
-from hippo.embed.onnx import OnnxEmbedder, model_cache_dir
+from hippo.embed.onnx import OnnxEmbedder, length_batches, model_cache_dir
 from hippo.embed.sentence import resolve_model
 from hippo.store import SQLiteStore
 
@@ -38,6 +38,24 @@ def test_onnx_fp32_gives_torch_vectors_and_int8_stays_close(embedder):
     assert np.array_equal(int8[0], int8[3])  # a repeated text: encoded once, the same row
     alone = np.stack([quantized.encode([t])[0] for t in TEXTS])
     assert np.array_equal(alone, int8)  # a text's vector does not depend on the texts encoded with it
+
+
+def test_length_batches_group_equal_lengths_within_the_budget():
+    lengths = [5, 3, 5, 200, 5, 3, 5]
+    batches = length_batches(lengths, budget=12)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert all(len({lengths[i] for i in b}) == 1 for b in batches)  # no padding inside a run
+    assert all(len(b) * lengths[b[0]] <= 12 or len(b) == 1 for b in batches)
+    assert [len(b) for b in batches] == [2, 2, 2, 1]  # 3+3 | 5+5 | 5+5 | 200 alone
+    assert length_batches(lengths, budget=1) == [[i] for i in sorted(range(7), key=lambda i: lengths[i])]
+
+
+def test_fp32_runs_batched_and_spread_over_workers_give_each_text_its_own_vector(embedder):
+    names = [f"Entity number {i}" for i in range(40)] + ["Göttingen", "Tokyo", "Caldry"]
+    together = embedder.encode(names)  # equal-length names share runs, on several workers
+    alone = np.stack([embedder.encode([n])[0] for n in names])
+    assert np.abs(together - alone).max() < 1e-5
+    assert (together * alone).sum(axis=1).min() > 0.99999
 
 
 def _installed_files(tmp: Path) -> Path:

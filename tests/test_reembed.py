@@ -14,6 +14,7 @@ import pytest
 from hippo import Memory, Settings
 from hippo.errors import Conflict, EmbeddingBackendMismatch
 from hippo.memory.reembed import identity_of, reembed
+from hippo.store.base import INT8_RECIPE
 from hippo.store import SQLiteStore
 
 DOCS = [{"title": "Aurora Bridge", "text": "The Aurora Bridge was designed by Lena Markov in Tromsø."},
@@ -54,6 +55,17 @@ def test_a_legacy_store_counts_as_torch_and_is_refused_by_another_backend(tmp_pa
     assert SQLiteStore(path).embedding_backend() == "torch"  # refused: nothing was written
     with Memory(SQLiteStore(path), embedder=embedder) as memory:  # ONNX fp32 gives torch's vectors: no re-embedding
         assert memory.stats().embedding_backend == "torch"
+
+
+def test_a_store_of_the_earlier_int8_recipe_is_refused_by_todays_int8(tmp_path, embedder):
+    path = tmp_path / "int8-v1.db"
+    with Memory(SQLiteStore(path), embedder=Relabelled(embedder, "onnx-int8")) as memory:  # the all-int8 recipe
+        memory.index(DOCS)
+    with pytest.raises(EmbeddingBackendMismatch) as refused:
+        Memory(SQLiteStore(path), embedder=Relabelled(embedder, INT8_RECIPE))
+    message = str(refused.value)
+    assert "earlier recipe of the onnx-int8 backend" in message and f"hippo reembed --store {path}" in message
+    assert SQLiteStore(path).embedding_backend() == "onnx-int8"
 
 
 def test_reembed_on_open_moves_the_store_and_recall_works(tmp_path, embedder):
@@ -126,7 +138,7 @@ def test_hippo_reembed_on_sqlite_as_a_subprocess(tmp_path, embedder):
     done = hippo("reembed", "--json", HIPPO_EMBEDDING_BACKEND="onnx-int8")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
-    assert "onnx backend" in result["before"] and "onnx-int8 backend" in result["after"]
+    assert "onnx backend" in result["before"] and "onnx-int8/ffn-fp32 backend" in result["after"]
     assert result["encoded"] == result["texts"] > len(DOCS)
     again = hippo("reembed", HIPPO_EMBEDDING_BACKEND="onnx-int8")
     assert again.returncode == 0 and "nothing to do" in again.stdout

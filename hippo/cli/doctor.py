@@ -140,6 +140,7 @@ def encoder(settings: Settings) -> list[Check]:
     started = time.perf_counter()
     try:
         from hippo.embed import backend_of, open_embedder
+        from hippo.store.base import backend_setting
 
         embedder = open_embedder(settings.model_copy(update={"embedding_backend": backend}))
         vector = embedder.encode(["hippo doctor"])[0]
@@ -150,7 +151,7 @@ def encoder(settings: Settings) -> list[Check]:
     made = backend_of(embedder)
     detail = (f"{settings.embedding_model} encodes with {made}: {len(vector)} dims, loaded and ran in "
               f"{time.perf_counter() - started:.1f}s")
-    if made != backend:  # open_embedder fell back to torch and logged why
+    if backend_setting(made) != backend:  # open_embedder fell back to torch and logged why
         checks.append(Check(name="encoder", status="warn", detail=f"{detail} (asked for {backend})",
                             fix="pip install onnxruntime onnx onnxscript, or HIPPO_EMBEDDING_BACKEND=torch"))
     else:

@@ -10,7 +10,12 @@ returns token embeddings; pooling and normalization stay in numpy
 Quantization is per channel: one scale per output column of each weight
 matrix. Per-tensor int8 (one scale per matrix) was measured at cosine 0.957
 to the fp32 vectors on MuSiQue passages (min 0.93, and 0.86 on short titles);
-per channel gives 0.995 (min 0.99) at the same speed.
+per channel gives 0.995 (min 0.99) at the same speed. The feed-forward
+down-projections (the MatMuls whose weight narrows, 1536 -> 384 in MiniLM)
+stay in fp32: their inputs are GELU outputs with a long tail that int8 rounds
+worst. Keeping them raises the cosine to 0.998 (min 0.996 on passages, 0.989
+on titles) for 10% of the int8 speed-up; quantizing them too cost 1.75 points
+of R@5 on MuSiQue.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ log = logging.getLogger("hippo.embed")
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT = "token_embeddings"
 OPSET = 18
-FORMAT = 1
+FORMAT = 2
 """Bumped when the files this module writes change shape; part of the cache key."""
 
 
@@ -155,16 +160,27 @@ def check_graph(graph: bytes, feeds: list[dict[str, np.ndarray]], expected: list
                                     f"sample (tolerance {tolerance})")
 
 
+def narrowing_matmuls(graph: Any) -> list[str]:
+    """The MatMul nodes whose constant weight has more rows than columns: the feed-forward
+    down-projections of a BERT-like encoder (attention and up-projections are square or widen)."""
+    weights = {w.name: tuple(w.dims) for w in graph.initializer}
+    return [node.name for node in graph.node if node.op_type == "MatMul" and len(node.input) == 2
+            and len(weights.get(node.input[1], ())) == 2 and weights[node.input[1]][0] > weights[node.input[1]][1]]
+
+
 def quantize_int8(fp32: Path, out: Path) -> None:
-    """Dynamic int8 quantization of the fp32 graph, per channel, into ``out``."""
+    """Dynamic int8 quantization of the fp32 graph, per channel, into ``out``; the feed-forward
+    down-projections stay fp32."""
     try:
+        import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
         raise ExportUnavailable(f"quantizing needs {exc.name}") from None
+    keep = narrowing_matmuls(onnx.load(str(fp32)).graph)
     quiet = logging.getLogger()  # quantize_dynamic warns on the root logger about pre-processing
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
-        quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8, per_channel=True)
+        quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=keep)
     finally:
         quiet.setLevel(level)

@@ -38,13 +38,23 @@ def embed_hash(record: Passage | Entity | Fact) -> str:
 LEGACY_BACKEND = "torch"
 """The backend of a store bound before backends were recorded: every hippo until then encoded with torch."""
 
-_VECTOR_FAMILY = {"torch": "fp32", "onnx": "fp32", "onnx-int8": "int8"}
+INT8_RECIPE = "onnx-int8/ffn-fp32"
+"""What the ``onnx-int8`` setting encodes with: int8 with the feed-forward down-projections in fp32.
+Stores bound to plain ``onnx-int8`` hold vectors of the earlier all-int8 recipe (cosine ~0.993 to
+these), so they are told to re-embed rather than mixed."""
+
+_VECTOR_FAMILY = {"torch": "fp32", "onnx": "fp32", "onnx-int8": "int8", INT8_RECIPE: "int8/ffn-fp32"}
 """Backends whose vectors are interchangeable: ONNX fp32 gives torch's vectors to float rounding
-(cosine >= 0.99999, tested); int8 does not (cosine ~0.995), so it is never mixed with them."""
+(cosine >= 0.99999, tested); int8 does not (cosine ~0.998), so it is never mixed with them."""
 
 
 def vector_family(backend: str) -> str:
     return _VECTOR_FAMILY.get(backend, backend)
+
+
+def backend_setting(backend: str) -> str:
+    """The ``embedding_backend`` setting whose encoder makes vectors of ``backend``."""
+    return backend.split("/", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -86,11 +96,17 @@ def binding_error(url: str, bound: EmbeddingIdentity, wanted: EmbeddingIdentity)
     """The error for opening a store bound to ``bound`` with an encoder of ``wanted``."""
     command = f"hippo reembed --store {url}"
     if (bound.model, bound.dim) == (wanted.model, wanted.dim):
+        if backend_setting(bound.backend) == backend_setting(wanted.backend):
+            return EmbeddingBackendMismatch(
+                f"store {url} holds vectors of {bound.model!r} made by an earlier recipe of the "
+                f"{backend_setting(bound.backend)} backend ({bound.backend}); this hippo encodes with "
+                f"{wanted.backend}, whose vectors differ slightly. Re-embed the store with `{command}`."
+            )
         return EmbeddingBackendMismatch(
             f"store {url} holds vectors of {bound.model!r} made by the {bound.backend} backend; this process "
             f"encodes with {wanted.backend}, whose vectors differ slightly. Re-embed the store with "
-            f"`{command}` (HIPPO_EMBEDDING_BACKEND={wanted.backend}), or open it with "
-            f"HIPPO_EMBEDDING_BACKEND={bound.backend}."
+            f"`{command}` (HIPPO_EMBEDDING_BACKEND={backend_setting(wanted.backend)}), or open it with "
+            f"HIPPO_EMBEDDING_BACKEND={backend_setting(bound.backend)}."
         )
     return EmbeddingModelMismatch(
         f"store {url} holds vectors of {bound.model!r} ({bound.dim} dims); cannot add vectors of "
