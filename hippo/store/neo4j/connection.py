@@ -66,6 +66,9 @@ def unreachable_reason(text: str) -> str:
     found = re.search(r"\(reason (?:\[Errno -?\d+\] )?([^)]*)\)", text)
     if found:
         return found.group(1).strip()
+    if "routing information" in text or "towards 'READ' server" in text or "towards 'WRITE' server" in text:
+        # neo4j:// asks for a routing table first; when no server answers, that is all the driver says
+        return "no server answered (is Neo4j running there?)"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return first_line(lines[-1]) if lines else ""
 
