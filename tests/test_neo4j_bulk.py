@@ -232,3 +232,19 @@ def test_neo4j_down_mid_recall_is_a_store_error_and_serving_resumes(imported: di
     finally:
         memory.close()
         service.close()
+
+
+def test_routing_urls_and_read_transactions(imported: dict, server: Server) -> None:
+    port = server.url.rsplit(":", 1)[1]
+    routed = Neo4jStore.from_url(f"neo4j://neo4j:{PASSWORD}@127.0.0.1:{port}")
+    try:
+        assert routed.counts()["passages"] >= 21
+        # reads run in read transactions (a cluster sends them to followers): a write through them is refused
+        with pytest.raises(StoreError, match="AccessMode|read access mode|not allowed"):
+            routed.db.read("meta_bump", "writing through the read path", meta="hippo", seq=0)
+        revision = routed.revision()
+        routed.put_values("notes", {"routed": "yes"})  # writes go through write transactions
+        assert routed.get_values("notes", ["routed"]) == {"routed": "yes"}
+        assert routed.revision() == revision  # the key-value area moves no revision
+    finally:
+        routed.close()
