@@ -31,6 +31,7 @@ from hippo.store import SQLiteStore
 from hippo.store.neo4j import Neo4jStore
 from hippo.store.neo4j.bulk import local_server
 from hippo.store.neo4j.local_server import LocalNeo4j
+from hippo.store.neo4j.vectors import vector_of
 from tests.conftest import unavailable
 
 pytestmark = pytest.mark.neo4j
@@ -141,6 +142,11 @@ def test_bulk_import_gives_the_same_store(imported: dict, server: Server, source
             ids, hashes, matrix = neo.load_vectors(kind)
             want = sqlite.load_vectors(kind)
             assert (ids, hashes) == (want[0], want[1]) and np.array_equal(matrix, want[2])
+        with neo.db.session() as session:  # what the vector indexes read: the same numbers, to 1e-12
+            rows = list(session.run("MATCH (v:Vector) RETURN v.vector AS vector, v.embedding AS embedding"))
+        assert len(rows) == imported["counts"]["vectors"]
+        for row in rows:
+            assert np.abs(np.asarray(row["embedding"]) - vector_of(row["vector"])).max() < 1e-12
         assert neo.get_values("notes", ["greeting"]) == {"greeting": 'héllo, "world"'}
         assert neo.keyword_search("lighthouse keeper", 1)[0][0] == sqlite.keyword_search("lighthouse keeper", 1)[0][0]
     finally:

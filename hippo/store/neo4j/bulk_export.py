@@ -33,8 +33,6 @@ VECTOR_CHUNK = 20_000
 Progress = Callable[[str, int, int], None]
 
 _SIGNED = [str(b - 256 if b > 127 else b) for b in range(256)]
-# Two bytes at a time: a little-endian uint16 -> "b0<US>b1", one table lookup per pair.
-_BYTE_PAIRS = np.array([f"{_SIGNED[i & 255]}{ARRAY}{_SIGNED[i >> 8]}" for i in range(65536)], dtype=object)
 
 
 @dataclass
@@ -237,12 +235,49 @@ def _vector_chunks(db: sqlite3.Connection) -> Iterator[list[tuple[str, bytes]]]:
 
 
 def format_vectors(path: Path, hashes: list[str], labels: list[str], blob: bytes) -> int:
-    """One part file of (:Vector) rows (runs in a worker process)."""
+    """One part file of (:Vector) rows (runs in a worker process). Both lists are formatted by numpy,
+    not number by number: ``vector`` from a table of the 256 byte texts, ``embedding`` as fixed-point
+    decimals with 12 places (unit vectors: every component is within 5e-13 of its float32, and
+    exactly it above 1e-4; a matrix with a component outside (-10, 10) is printed with ``%.9g``)."""
     matrix = np.frombuffer(blob, dtype="<f4").reshape(len(hashes), -1)
     dim = matrix.shape[1]
-    floats = ARRAY.join(["%.9g"] * dim)
-    pairs = _BYTE_PAIRS[matrix.view("<u2")].tolist()
-    with path.open("w", encoding="utf-8", newline="") as f:
-        for h, label, row, byte_pairs in zip(hashes, labels, matrix.tolist(), pairs, strict=True):
-            f.write(f'{label},"{h}",{dim},"{ARRAY.join(byte_pairs)}","{floats % tuple(row)}"\n')
+    byte_rows = _byte_texts(matrix.view(np.uint8))
+    float_rows = _float_texts(matrix)
+    with path.open("wb") as f:
+        for h, label, as_bytes, as_floats in zip(hashes, labels, byte_rows, float_rows, strict=True):
+            f.write(b"".join((label.encode(), b',"', h.encode(), b'",', str(dim).encode(), b',"', as_bytes,
+                              b'","', as_floats, b'"\n')))
     return len(hashes)
+
+
+def _byte_texts(data: np.ndarray) -> list[bytes]:
+    """Each row of signed bytes as "b0<US>b1<US>...": table lookups, then the padding squeezed out."""
+    table = np.zeros((256, 5), dtype=np.uint8)  # "-128" + the delimiter, NUL-padded
+    for value, text in enumerate(_SIGNED):
+        table[value, :len(text) + 1] = np.frombuffer((text + ARRAY).encode(), dtype=np.uint8)
+    cells = table[data].reshape(len(data), -1)
+    keep = cells != 0
+    flat = cells[keep].tobytes()
+    ends = np.cumsum(keep.sum(axis=1))
+    starts = np.concatenate(([0], ends[:-1]))
+    return [flat[a:b - 1] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]  # no last delimiter
+
+
+def _float_texts(matrix: np.ndarray) -> list[bytes]:
+    if not np.all(np.abs(matrix) < 9.5):
+        template = ARRAY.join(["%.9g"] * matrix.shape[1])
+        return [(template % tuple(row)).encode() for row in matrix.tolist()]
+    places = 12
+    scaled = np.rint(np.abs(matrix.astype(np.float64)) * 10**places).astype(np.int64)
+    digits = np.empty((*matrix.shape, places + 1), dtype=np.uint8)
+    for k in range(places + 1):  # the last column is the units digit
+        digits[..., places - k] = scaled // 10**k % 10
+    cells = np.empty((*matrix.shape, places + 4), dtype=np.uint8)  # sign, units, '.', places, delimiter
+    cells[..., 0] = np.where(np.signbit(matrix), ord("-"), ord("0"))
+    cells[..., 1] = digits[..., 0] + ord("0")
+    cells[..., 2] = ord(".")
+    cells[..., 3:places + 3] = digits[..., 1:] + ord("0")
+    cells[..., places + 3] = ord(ARRAY)
+    rows = cells.reshape(len(matrix), -1)[:, :-1]  # no last delimiter
+    flat, width = rows.tobytes(), rows.shape[1]
+    return [flat[i * width:(i + 1) * width] for i in range(len(matrix))]
