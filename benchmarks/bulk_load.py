@@ -145,8 +145,8 @@ def render(record: dict[str, Any]) -> str:
         f"Source: `{record['source']}`; Neo4j {record['neo4j']}. {machine_line(record['machine'])}", "",
         markdown_table(["step", "passages", "relationships", "seconds", "rel/s (whole step)",
                         "rel/s (neo4j-admin only)", "phases (s)", "load avg (start → end)"], rows), "",
-        "The bulk step's seconds are the whole `hippo neo4j import`: CSV export, server stop, `neo4j-admin "
-        "database import full`, start, schema and vector/full-text indexes online.", "",
+        ("The bulk step's seconds are the whole `hippo neo4j import`: CSV export, server stop, `neo4j-admin "
+         "database import full`, start, schema and vector/full-text indexes online."), "",
         f"Command: `{record['command']}`"])
 
 

@@ -21,7 +21,7 @@ import pytest
 import rcp
 from rcp import RcpError
 
-from hippo import Memory, Settings
+from hippo import Memory
 from hippo.api.config import ServerSettings
 from hippo.api.rcp import Service
 from hippo.api.rcp.http import background

@@ -40,7 +40,7 @@ def prepare(db: Connection) -> str:
     return rows[0]["schema_version"]
 
 
-def inspect(db: Connection) -> str | None:
+def read_schema_version(db: Connection) -> str | None:
     """Check the server and read the schema version, writing nothing (None: no hippo graph yet)."""
     db.verify()
     version = server_version(db)

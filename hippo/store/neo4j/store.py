@@ -19,7 +19,7 @@ from hippo.store.neo4j.embeddings import Neo4jEmbeddings
 from hippo.store.neo4j.migrate import migrate_vectors
 from hippo.store.neo4j.records import document_of, entity_of, fact_of, passage_of, value_id
 from hippo.store.neo4j.schema import (META, await_indexes, check_schema_version, ensure_vector_indexes,
-                                      indexes_command, inspect, prepare, require_indexes)
+                                      indexes_command, prepare, read_schema_version, require_indexes)
 from hippo.store.neo4j.vectors import VECTOR_DTYPE, vector_of
 from hippo.store.neo4j.writer import CHUNK, ID_CHUNK, BatchWriter
 
@@ -73,7 +73,7 @@ class Neo4jStore(Neo4jEmbeddings):
         await_indexes(self.db)
 
     def _check(self) -> None:
-        found = inspect(self.db)
+        found = read_schema_version(self.db)
         if found is None:
             raise StoreError(f"Neo4j at {self.url} holds no hippo store yet; the first open must create its "
                              f"schema (without HIPPO_NEO4J_SCHEMA=check, or '{indexes_command(self.db)}')")
@@ -201,8 +201,9 @@ class Neo4jStore(Neo4jEmbeddings):
         try:
             rows = self.db.read("keyword_search", "searching passages", query=match, k=int(k),
                                 spaces=None if spaces is None else sorted(spaces))
-        except StoreError:
-            require_indexes(self.db, None)  # a missing full-text index gets its own message
+        except StoreError as exc:
+            if "fulltext" in str(exc).lower():
+                require_indexes(self.db, None)  # a missing full-text index gets its own message
             raise
         return [(r["id"], float(r["score"])) for r in rows]
 
