@@ -32,10 +32,12 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from benchmarks.common import RESULTS, log, machine_info, machine_line, markdown_table, write_outputs
+    from benchmarks.common import (RESULTS, log, machine_info, machine_line, markdown_table, progress_printer,
+                                   write_outputs)
 except ImportError:  # run as ``python benchmarks/bulk_load.py``
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from benchmarks.common import RESULTS, log, machine_info, machine_line, markdown_table, write_outputs
+    from benchmarks.common import (RESULTS, log, machine_info, machine_line, markdown_table, progress_printer,
+                                   write_outputs)
 
 from hippo.models import DocumentRecord, Entity, Fact, Mention, Passage, Synonym
 from hippo.store import SQLiteStore, WriteBatch, embed_hash
@@ -127,7 +129,12 @@ def bolt_step(source: Path, url: str, documents: int, per_batch: int, subset: Pa
 
 def bulk_step(name: str, source: Path, url: str, home: Path) -> dict[str, Any]:
     load = os.getloadavg()[0]
-    report = bulk_import(source, url, home, step=lambda s: log(f"  {name}: {s}"))
+    t0 = time.perf_counter()
+
+    def step(phase: str) -> None:
+        log(f"  {name}: {phase} (at {time.perf_counter() - t0:.0f}s, load {os.getloadavg()[0]:.1f})")
+
+    report = bulk_import(source, url, home, progress=progress_printer(name), step=step)
     return {"step": name, "passages": report.counts["passages"], "relationships": report.relationships,
             "nodes": report.nodes, "seconds": report.total_seconds, "relationships_per_s": report.rate(),
             "import_relationships_per_s": report.rate("import"), "phases": report.seconds,
