@@ -81,7 +81,11 @@ class LocalNeo4j:
         pid = self.pid()
         if pid is None:
             return
-        os.kill(pid, signal.SIGTERM)
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except PermissionError:
+            raise StoreError(f"cannot stop the Neo4j server in {self.home} (pid {pid}): it belongs to another "
+                             "user; run the import as that user") from None
         deadline = time.monotonic() + timeout
         while Path(f"/proc/{pid}").exists():
             if time.monotonic() > deadline:
