@@ -177,22 +177,29 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         parser.error("--source is required (or --smoke)")
     with sqlite3.connect(f"file:{args.source}?immutable=1", uri=True) as db:
         total = db.execute("SELECT count(*) FROM documents").fetchone()[0]
-    steps = []
+    steps: list[dict[str, Any]] = []
+    record = {"source": str(args.source), "neo4j": "", "steps": steps, "machine": machine_info(),
+              "command": " ".join(["python", *sys.argv])}
+    stem = "bulk_load-smoke" if args.smoke else "bulk_load"
+
+    def save(step: dict[str, Any]) -> None:  # after every step: a run cut short keeps what it measured
+        steps.append(step)
+        record["machine"] = machine_info()
+        write_outputs(stem, record, render(record), args.out)
+
     log(f"bolt: the first {min(args.bolt_documents, total):,} of {total:,} documents")
     empty(args.store)
-    steps.append(bolt_step(args.source, args.store, args.bolt_documents, args.batch, scratch / "subset.db"))
+    store = Neo4jStore.from_url(args.store)
+    version = store.db.read("server_components", "checking the server version")[0]
+    record["neo4j"] = f"{version['versions'][0]} {version['edition']}"
+    store.close()
+    save(bolt_step(args.source, args.store, args.bolt_documents, args.batch, scratch / "subset.db"))
     empty(args.store)
-    steps.append(bulk_step("bulk (same data)", scratch / "subset.db", args.store, args.home))
+    save(bulk_step("bulk (same data)", scratch / "subset.db", args.store, args.home))
     if total > args.bolt_documents:
         empty(args.store)
-        steps.append(bulk_step("bulk (whole source)", args.source, args.store, args.home))
-    store = Neo4jStore.from_url(args.store)
-    version = store.db.read("server_components", "version")[0]
-    store.close()
-    record = {"source": str(args.source), "neo4j": f"{version['versions'][0]} {version['edition']}",
-              "steps": steps, "machine": machine_info(), "command": " ".join(["python", *sys.argv])}
-    stem = "bulk_load-smoke" if args.smoke else "bulk_load"
-    paths = write_outputs(stem, record, render(record), args.out)
+        save(bulk_step("bulk (whole source)", args.source, args.store, args.home))
+    paths = args.out / f"{stem}.json", args.out / f"{stem}.md"
     print(render(record))
     log(f"wrote {paths[0]} and {paths[1]}")
     return record

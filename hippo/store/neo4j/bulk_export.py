@@ -56,7 +56,9 @@ class CsvExport:
         args += [f"--relationships={kind}={','.join(map(str, files))}" for kind, files in self.relationships.items()]
         args += ["--array-delimiter=U+001F", "--id-type=string"]
         if self.multiline:
-            args += ["--multiline-fields-format=v2", f"--multiline-fields={','.join(map(str, self.multiline))}"]
+            # v1 (one switch for all files): the v2 chunker, which takes a list of files, fails on files
+            # larger than its 4 MiB read buffer ("Weird input data, found CR outside a text cell", 5.26.30)
+            args += ["--multiline-fields=true"]
         return args
 
 
