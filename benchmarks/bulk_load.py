@@ -41,6 +41,7 @@ except ImportError:  # run as ``python benchmarks/bulk_load.py``
 
 from hippo.models import DocumentRecord, Entity, Fact, Mention, Passage, Synonym
 from hippo.store import SQLiteStore, WriteBatch, embed_hash
+from hippo.store.base import LEGACY_BACKEND
 from hippo.store.neo4j import Neo4jStore
 from hippo.store.neo4j.bulk import bulk_import, connect
 from hippo.store.neo4j.bulk_export import open_source, read_meta
@@ -109,7 +110,8 @@ def bolt_step(source: Path, url: str, documents: int, per_batch: int, subset: Pa
     neo, copy = Neo4jStore.from_url(url), SQLiteStore(subset)
     try:
         for store in (neo, copy):
-            store.bind_embedding_model(meta["embedding_model"], meta["embedding_dim"], meta["embedding_backend"])
+            store.bind_embedding_model(meta["embedding_model"], meta["embedding_dim"],
+                                       meta["embedding_backend"] or LEGACY_BACKEND)
         seconds, rels, passages, load = 0.0, 0, 0, os.getloadavg()[0]
         for i, batch in enumerate(batches(db, documents, per_batch)):
             t0 = time.perf_counter()

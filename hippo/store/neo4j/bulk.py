@@ -168,10 +168,14 @@ def bulk_import(source: Path, url: str, home: Path, *, csv_dir: Path | None = No
         export: CsvExport = timed("export", lambda: export_csv(source, directory, workers=workers,
                                                                progress=progress))  # type: ignore[assignment]
         timed("stop", server.stop)
-        timed("import", lambda: server.admin(
-            "database", "import", "full", database, "--overwrite-destination", *export.admin_arguments(),
-            f"--threads={threads}", f"--max-off-heap-memory={memory}",
-            f"--report-file={directory / 'import.report'}"))
+        try:
+            timed("import", lambda: server.admin(
+                "database", "import", "full", database, "--overwrite-destination", *export.admin_arguments(),
+                f"--threads={threads}", f"--max-off-heap-memory={memory}",
+                f"--report-file={directory / 'import.report'}"))
+        except StoreError:
+            server.drop_database_files(database)  # it was empty: the next start makes it empty again
+            raise
     finally:
         if server.pid() is None:
             timed("restart", lambda: server.start())

@@ -106,6 +106,16 @@ class LocalNeo4j:
             raise StoreError(f"the Neo4j server in {self.home} did not start: "
                              f"{(done.stderr or done.stdout).strip()[-300:]} (see {self.home / 'logs'})")
 
+    def drop_database_files(self, database: str) -> None:
+        """Delete one database's store and transaction files (the server stopped): on the next start
+        the server creates it again, empty. What a failed import into an empty database leaves is
+        thereby the empty database it was."""
+        data = self.home / (self.setting("server.directories.data") or "data")
+        for folder in (data / "databases" / database, data / "transactions" / database):
+            if folder.resolve().parent.parent != data.resolve():
+                raise StoreError(f"refusing to delete {folder}: not a database folder of {data}")
+            shutil.rmtree(folder, ignore_errors=True)
+
     def admin(self, *args: str, heap: str = "1g", timeout: float = 6 * 3600) -> str:
         """Run ``neo4j-admin ARGS`` on this home's files; its output, or a StoreError with its tail."""
         tool = self.home / "bin" / "neo4j-admin"
