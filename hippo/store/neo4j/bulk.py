@@ -34,12 +34,7 @@ from hippo.store.neo4j.bulk_export import CsvExport, Progress, export_csv
 from hippo.store.neo4j.connection import Connection, parse_url
 from hippo.store.neo4j.local_server import LocalNeo4j
 from hippo.store.neo4j.records import value_id
-from hippo.store.neo4j.schema import (
-    META,
-    SCHEMA_VERSION,
-    ensure_vector_indexes,
-    prepare,
-)
+from hippo.store.neo4j.schema import META, SCHEMA_VERSION, ensure_vector_indexes, prepare
 
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
 
