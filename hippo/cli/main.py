@@ -21,6 +21,7 @@ from rich.table import Table
 
 from hippo.cli.common import StoreOption, err, fail, out
 from hippo.cli.keys import keys_app
+from hippo.cli.neo4j import neo4j_app
 from hippo.cli.serve import mcp, serve
 from hippo.errors import HippoError
 
@@ -346,3 +347,4 @@ def bench(ctx: typer.Context, name: Annotated[str, typer.Argument(help="quality,
 app.command()(serve)
 app.command()(mcp)
 app.add_typer(keys_app, name="keys")
+app.add_typer(neo4j_app, name="neo4j")

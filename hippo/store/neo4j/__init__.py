@@ -31,11 +31,13 @@ Every Cypher statement lives in ``hippo/cypher/<name>.cypher`` (package data;
 - ``writer``: one ``write`` as one explicit transaction (``execute_write``, retried
   as a unit on transient errors);
 - ``store``: ``Neo4jStore`` and the protocol's reads; ``records``: rows -> records;
-- ``embeddings``: the bound embedding model, re-embedding; ``vectors``: how a vector is kept.
+- ``embeddings``: the bound embedding model, re-embedding; ``vectors``: how a vector is kept;
+- ``bulk``: the bulk initial load (``hippo neo4j import``): ``bulk_export`` writes a SQLite store
+  as CSV files, ``local_server`` stops and starts the server and runs ``neo4j-admin``.
 """
 
 from hippo.store.cypher import cypher_dir
 from hippo.store.neo4j.connection import check_server_version
-from hippo.store.neo4j.store import Neo4jStore
+from hippo.store.neo4j.store import Neo4jStore, create_indexes
 
-__all__ = ["Neo4jStore", "check_server_version", "cypher_dir"]
+__all__ = ["Neo4jStore", "check_server_version", "create_indexes", "cypher_dir"]

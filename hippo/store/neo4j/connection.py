@@ -1,7 +1,12 @@
 """One Neo4j server as the store talks to it: its URL, the driver, and every statement run
 under one error guard that turns driver and server errors into one line a person can act on.
 
-Statements are files (``hippo/cypher/<name>.cypher``, read by ``hippo.store.cypher``).
+Statements are files (``hippo/cypher/<name>.cypher``, read by ``hippo.store.cypher``). Every
+statement runs in a managed transaction: reads in read transactions (``execute_read``: on a
+cluster, routed to a follower or read replica), writes and schema changes in write transactions
+(``execute_write``: routed to the leader), each run again from the start on a transient error
+or a leader change, for up to ``max_retry_time`` seconds. ``neo4j://`` and ``neo4j+s://`` (Aura)
+URLs route; ``bolt://`` talks to one server.
 """
 
 from __future__ import annotations
@@ -66,6 +71,9 @@ def unreachable_reason(text: str) -> str:
     found = re.search(r"\(reason (?:\[Errno -?\d+\] )?([^)]*)\)", text)
     if found:
         return found.group(1).strip()
+    if "routing information" in text or "towards 'READ' server" in text or "towards 'WRITE' server" in text:
+        # neo4j:// asks for a routing table first; when no server answers, that is all the driver says
+        return "no server answered (is Neo4j running there?)"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return first_line(lines[-1]) if lines else ""
 
@@ -100,6 +108,7 @@ class Connection:
             )
         except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, ValueError) as exc:
             raise StoreError(f"cannot open Neo4j at {self.url}: {first_line(str(exc))}") from None
+        self.bookmarks = neo4j.GraphDatabase.bookmark_manager()
 
     def error(self, exc: Exception, doing: str) -> StoreError:
         """One line a person can act on, for any driver or server error."""
@@ -126,7 +135,9 @@ class Connection:
             raise self.error(exc, doing) from None
 
     def session(self) -> Any:
-        return self.driver.session(database=self.database)
+        # One bookmark manager for every session of this connection: on a cluster a read routed to a
+        # follower waits until that follower has this process's own writes (read-your-writes).
+        return self.driver.session(database=self.database, bookmark_manager=self.bookmarks)
 
     def verify(self) -> None:
         self.guard("connecting", self.driver.verify_connectivity)
@@ -160,14 +171,27 @@ class Connection:
         return self.guard(doing, run)
 
     def schema(self, query: str, doing: str, **params: Any) -> None:
-        """Schema statements run in their own auto-commit transaction; racing openers are fine."""
+        """A schema statement in a managed write transaction of its own (on a cluster: sent to the
+        leader, run again after a leader change); racing openers are fine."""
+        def work(tx: Any) -> None:
+            tx.run(query, params).consume()
+
         def run() -> None:
             with self.session() as session:
                 try:
-                    session.run(query, params).consume()
+                    session.execute_write(work)
                 except neo4j_errors.ClientError as exc:
                     if "AlreadyExists" not in (exc.code or ""):
                         raise
+
+        self.guard(doing, run)
+
+    def batched(self, query: str, doing: str, **params: Any) -> None:
+        """A statement that commits in batches of its own (``CALL ... IN TRANSACTIONS``), which only an
+        auto-commit transaction may run (sent to the leader: the session's default mode is WRITE)."""
+        def run() -> None:
+            with self.session() as session:
+                session.run(query, params).consume()
 
         self.guard(doing, run)
 

@@ -30,7 +30,7 @@ def migrate_vectors(db: Connection, dim: int | None) -> None:
             {"hash": r["hash"], "embedding": vector_list(np.frombuffer(r["vector"], dtype=VECTOR_DTYPE))}
             for r in rows])
     for statement in cypher_statements("migrate_vectors"):
-        db.schema(statement, doing)
+        db.batched(statement, doing)
     if dim is not None:
         ensure_vector_indexes(db, dim)  # drops the indexes on the records, creates the new ones
         await_indexes(db)

@@ -40,6 +40,35 @@ def prepare(db: Connection) -> str:
     return rows[0]["schema_version"]
 
 
+def read_schema_version(db: Connection) -> str | None:
+    """Check the server and read the schema version, writing nothing (None: no hippo graph yet)."""
+    db.verify()
+    version = server_version(db)
+    if version is None:
+        raise StoreError(f"Neo4j at {db.url} did not report its version (dbms.components())")
+    check_server_version(*version, db.url)
+    return db.read("meta_schema_read", "reading the schema version", meta=META)[0]["schema_version"]
+
+
+def indexes_command(db: Connection) -> str:
+    return f"hippo neo4j indexes --store {db.url}"
+
+
+def require_indexes(db: Connection, dim: int | None) -> None:
+    """The full-text index and (once a model is bound) the vector indexes exist and are online;
+    otherwise a StoreError naming the command that creates them."""
+    found = {r["name"]: r["state"] for r in db.read("hippo_indexes", "reading the indexes")}
+    wanted = ["passage_text", *(VECTOR_INDEX_LABELS if dim else [])]
+    missing = [name for name in wanted if name not in found]
+    if missing:
+        raise StoreError(f"Neo4j at {db.url} has no index {', '.join(missing)} (a database written by an "
+                         f"older hippo, or loaded by hand); create them with '{indexes_command(db)}'")
+    failed = [name for name in wanted if found[name] == "FAILED"]
+    if failed:
+        raise StoreError(f"the index {', '.join(failed)} at {db.url} FAILED to build; drop it (DROP INDEX name) "
+                         f"and create it again with '{indexes_command(db)}'")
+
+
 def check_schema_version(db: Connection, found: str) -> None:
     if found != SCHEMA_VERSION:
         raise StoreError(f"Neo4j at {db.url} holds a hippo graph of schema version {found}; "
@@ -52,8 +81,12 @@ def ensure_vector_indexes(db: Connection, dim: int) -> None:
     for row in db.read("vector_indexes", "reading the vector indexes"):
         if row["dim"] != dim or list(row["labels"] or []) != VECTOR_INDEX_LABELS.get(row["name"]):
             db.schema(cypher("drop_index"), "dropping a stale vector index", name=row["name"])
-    for statement in cypher_statements("schema_vector_indexes"):
-        db.schema(statement, "creating the vector indexes", dim=dim)
+    try:
+        for statement in cypher_statements("schema_vector_indexes"):
+            db.schema(statement, "creating the vector indexes", dim=dim)
+    except StoreError as exc:
+        raise StoreError(f"{exc}; a user allowed to change the schema can create them with "
+                         f"'{indexes_command(db)}'") from None
 
 
 def await_indexes(db: Connection) -> None:

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from hippo.errors import StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash, embed_text
 from hippo.store.common import chunks, in_order, keyword_query
@@ -17,7 +18,8 @@ from hippo.store.neo4j.connection import Connection, parse_url
 from hippo.store.neo4j.embeddings import Neo4jEmbeddings
 from hippo.store.neo4j.migrate import migrate_vectors
 from hippo.store.neo4j.records import document_of, entity_of, fact_of, passage_of, value_id
-from hippo.store.neo4j.schema import META, await_indexes, check_schema_version, ensure_vector_indexes, prepare
+from hippo.store.neo4j.schema import (META, await_indexes, check_schema_version, ensure_vector_indexes,
+                                      indexes_command, prepare, read_schema_version, require_indexes)
 from hippo.store.neo4j.vectors import VECTOR_DTYPE, vector_of
 from hippo.store.neo4j.writer import CHUNK, ID_CHUNK, BatchWriter
 
@@ -29,9 +31,10 @@ class Neo4jStore(Neo4jEmbeddings):
 
     def __init__(self, uri: str, user: str | None = None, password: str | None = None,
                  database: str | None = None, *, connection_timeout: float = 10.0,
-                 max_retry_time: float = 30.0) -> None:
+                 max_retry_time: float = 30.0, create_schema: bool = True) -> None:
         """``uri`` is ``scheme://host:port``; credentials or a database in it are used
-        when the arguments do not give them."""
+        when the arguments do not give them. ``create_schema=False`` opens without writing the
+        schema (a user without schema rights, a read replica): the indexes must exist already."""
         parsed = parse_url(uri)
         self.db = Connection(parsed, user or parsed.user or "neo4j",
                              password if password is not None else (parsed.password or ""),
@@ -39,7 +42,7 @@ class Neo4jStore(Neo4jEmbeddings):
                              max_retry_time=max_retry_time)
         self.user, self.database, self.url = self.db.user, self.db.database, self.db.url
         try:
-            self._open()
+            self._open() if create_schema else self._check()
         except BaseException:
             self.db.close()
             raise
@@ -48,8 +51,10 @@ class Neo4jStore(Neo4jEmbeddings):
     def from_url(cls, url: str, **kwargs: Any) -> Neo4jStore:
         """``neo4j://user:pass@host:7687/db``; user, password and database fall back to
         ``NEO4J_USER``, ``NEO4J_PASSWORD`` and ``NEO4J_DATABASE`` (percent-encode
-        ``@ : / %`` in a password given in the URL)."""
+        ``@ : / %`` in a password given in the URL); ``HIPPO_NEO4J_SCHEMA=check`` opens
+        without creating the schema (``create_schema=False``)."""
         parsed = parse_url(url)
+        kwargs.setdefault("create_schema", os.environ.get("HIPPO_NEO4J_SCHEMA", "create").lower() != "check")
         return cls(f"{parsed.scheme}://{parsed.address}",
                    parsed.user or os.environ.get("NEO4J_USER") or "neo4j",
                    parsed.password if parsed.password is not None else os.environ.get("NEO4J_PASSWORD"),
@@ -66,6 +71,15 @@ class Neo4jStore(Neo4jEmbeddings):
         if bound is not None:
             ensure_vector_indexes(self.db, bound[1])
         await_indexes(self.db)
+
+    def _check(self) -> None:
+        found = read_schema_version(self.db)
+        if found is None:
+            raise StoreError(f"Neo4j at {self.url} holds no hippo store yet; the first open must create its "
+                             f"schema (without HIPPO_NEO4J_SCHEMA=check, or '{indexes_command(self.db)}')")
+        check_schema_version(self.db, found)
+        bound = self.embedding_model()
+        require_indexes(self.db, bound[1] if bound else None)
 
     # -- protocol ----------------------------------------------------------------------
 
@@ -184,8 +198,13 @@ class Neo4jStore(Neo4jEmbeddings):
         match = keyword_query(query)
         if not match or k <= 0:
             return []
-        rows = self.db.read("keyword_search", "searching passages", query=match, k=int(k),
-                          spaces=None if spaces is None else sorted(spaces))
+        try:
+            rows = self.db.read("keyword_search", "searching passages", query=match, k=int(k),
+                                spaces=None if spaces is None else sorted(spaces))
+        except StoreError as exc:
+            if "fulltext" in str(exc).lower():
+                require_indexes(self.db, None)  # a missing full-text index gets its own message
+            raise
         return [(r["id"], float(r["score"])) for r in rows]
 
     def counts(self) -> dict[str, int]:
@@ -198,3 +217,15 @@ class Neo4jStore(Neo4jEmbeddings):
 
     def __repr__(self) -> str:
         return f"Neo4jStore({self.url!r})"
+
+
+def create_indexes(url: str) -> list[str]:
+    """Open the store at ``url`` creating its schema and indexes (what ``hippo neo4j indexes`` does);
+    the names of hippo's full-text and vector indexes, all online."""
+    store = Neo4jStore.from_url(url, create_schema=True)
+    try:
+        bound = store.embedding_model()
+        require_indexes(store.db, bound[1] if bound else None)
+        return sorted(r["name"] for r in store.db.read("hippo_indexes", "reading the indexes"))
+    finally:
+        store.close()
