@@ -39,7 +39,7 @@ def _numbered_facts(request: dict) -> list[str]:
 
 
 def test_pure_recaller_with_a_filter_callable(sample_memory):
-    state = sample_memory._current()
+    state = sample_memory.engine.state
     lookup = StoreLookup(sample_memory.store, state, None)
     seen: list[list[str]] = []
 

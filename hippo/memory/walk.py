@@ -13,21 +13,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from hippo.graph.edges import KIND_NAMES
 from hippo.graph.scoring import top_indices
 from hippo.graph.view import GraphView
+from hippo.memory.core import Engine
 from hippo.memory.hits import assemble_hits
 from hippo.memory.names import visible_names
 from hippo.models import GraphEdge, GraphNode, Hit, Neighborhood, Provenance
 from hippo.store.base import Spaces
-
-if TYPE_CHECKING:
-    from hippo.memory.engine import Memory
-    from hippo.memory.state import DerivedState
 
 MAX_HOPS = 3
 PATH_BUDGET = 200_000  # vertices a provenance search may visit before it gives up
@@ -45,29 +42,24 @@ class ViewRecords:
 def _reads(walk: Callable[..., T]) -> Callable[..., T]:
     """Run a walk inside the engine's read section: a write's in-place update waits for it."""
     @functools.wraps(walk)
-    def guarded(memory: Memory, *args: Any, **kwargs: Any) -> T:
-        with memory.reading():
-            return walk(memory, *args, **kwargs)
+    def guarded(engine: Engine, *args: Any, **kwargs: Any) -> T:
+        with engine.reading():
+            return walk(engine, *args, **kwargs)
     return guarded
 
 
-def _state(memory: Memory) -> DerivedState:
-    # Inside a read section: the section's consistent state, the one recall reads.
-    return memory._current()  # noqa: SLF001
-
-
 @_reads
-def graph_spaces(memory: Memory) -> frozenset[str]:
+def graph_spaces(engine: Engine) -> frozenset[str]:
     """Every space that holds a live passage of the graph."""
-    return _state(memory).projection.live_spaces()
+    return engine.state.projection.live_spaces()
 
 
 def _visible(view: GraphView, v: int) -> bool:
     return bool(view.visible(np.array([v]))[0])
 
 
-def _pagerank(memory: Memory, view: GraphView, vertices: list[int], weights: list[float]):  # noqa: ANN202
-    s = memory.settings
+def _pagerank(engine: Engine, view: GraphView, vertices: list[int], weights: list[float]):  # noqa: ANN202
+    s = engine.settings
     return view.pagerank(np.array(vertices, dtype=np.int64), np.array(weights, dtype=np.float64), s.damping,
                          solver=s.ppr_solver, epsilon=s.ppr_epsilon, exact_max_edges=s.ppr_exact_max_edges)
 
@@ -99,9 +91,9 @@ def _way_back(view: GraphView, start: int, seeds: set[int], ids: list[str]) -> l
 
 
 @_reads
-def resolve_seeds(memory: Memory, seed_ids: Iterable[str], spaces: Spaces) -> dict[str, int]:
+def resolve_seeds(engine: Engine, seed_ids: Iterable[str], spaces: Spaces) -> dict[str, int]:
     """Seed id -> graph vertex, for the ids the reader can see (entities or passages)."""
-    state = _state(memory)
+    state = engine.state
     projection = state.projection
     view = projection.view(spaces)
     found: dict[str, int] = {}
@@ -113,7 +105,7 @@ def resolve_seeds(memory: Memory, seed_ids: Iterable[str], spaces: Spaces) -> di
 
 
 @_reads
-def seed_walk(memory: Memory, seed_weights: Mapping[str, float], *, spaces: Spaces, k: int,
+def seed_walk(engine: Engine, seed_weights: Mapping[str, float], *, spaces: Spaces, k: int,
               token_budget: int | None = None) -> list[Hit]:
     """Passages ranked by the PPR mass flowing from the given seeds.
 
@@ -123,24 +115,24 @@ def seed_walk(memory: Memory, seed_weights: Mapping[str, float], *, spaces: Spac
     the shortest way there: a seed, then the nodes between) and its facts that
     touch a seed.
     """
-    state = _state(memory)
+    state = engine.state
     projection = state.projection
     view = projection.view(spaces)
-    vertices = resolve_seeds(memory, seed_weights, spaces)
+    vertices = resolve_seeds(engine, seed_weights, spaces)
     weights = [max(float(seed_weights[sid]), 0.0) for sid in vertices]
     if not vertices or sum(weights) <= 0 or not view.passage_total:
         return []
-    settings = memory.settings
-    ppr = _pagerank(memory, view, list(vertices.values()), weights)
+    settings = engine.settings
+    ppr = _pagerank(engine, view, list(vertices.values()), weights)
     passage_vertices, mass = view.passage_scores(ppr, settings.passage_readout, settings.readout_blend)
     order = [i for i in top_indices(mass, max(k * 4, 50)) if mass[i] > 0]
     ranking = [(projection.record_ids[int(passage_vertices[i])], float(mass[i])) for i in order]
-    passages = {p.id: p for p in memory.store.passages(pid for pid, _ in ranking)}
+    passages = {p.id: p for p in engine.store.passages(pid for pid, _ in ranking)}
 
     seed_of_vertex = {v: sid for sid, v in vertices.items()}
     fact_ids = [fid for pid, _ in ranking for fid in projection.fact_ids.take(projection.facts_of(projection.vertex[pid]))]
     facts_by_passage: dict[str, list[str]] = {}
-    for fact in memory.store.facts(fact_ids):
+    for fact in engine.store.facts(fact_ids):
         if fact.subject_id in vertices or fact.object_id in vertices:
             facts_by_passage.setdefault(fact.passage_id, []).append(fact.id)
 
@@ -162,7 +154,7 @@ def seed_walk(memory: Memory, seed_weights: Mapping[str, float], *, spaces: Spac
 
 
 @_reads
-def neighbors(memory: Memory, seed_ids: Iterable[str], *, spaces: Spaces, hops: int = 1,
+def neighbors(engine: Engine, seed_ids: Iterable[str], *, spaces: Spaces, hops: int = 1,
               limit: int = 50) -> Neighborhood:
     """The nodes within ``hops`` edges of the seeds and the weighted edges between them.
 
@@ -173,10 +165,10 @@ def neighbors(memory: Memory, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
     """
     if not 1 <= hops <= MAX_HOPS:
         raise ValueError(f"hops must be from 1 to {MAX_HOPS}")
-    state = _state(memory)
+    state = engine.state
     projection = state.projection
     view = projection.view(spaces)
-    seeds = resolve_seeds(memory, seed_ids, spaces)
+    seeds = resolve_seeds(engine, seed_ids, spaces)
     if not seeds:
         return Neighborhood(seeds=[], nodes=[], edges=[])
     reached = set(seeds.values())
@@ -187,7 +179,7 @@ def neighbors(memory: Memory, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
         reached |= fresh
         frontier = np.fromiter(fresh, dtype=np.int64, count=len(fresh))
 
-    ppr = _pagerank(memory, view, list(seeds.values()), [1.0] * len(seeds))
+    ppr = _pagerank(engine, view, list(seeds.values()), [1.0] * len(seeds))
     mass = dict(zip(ppr.vertices.tolist(), ppr.scores.tolist(), strict=True))
     seed_vertices = set(seeds.values())
     # Ties go by record id, never by vertex number: hidden records shift vertex numbers.
@@ -199,8 +191,8 @@ def neighbors(memory: Memory, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
     kept_set = set(kept)
     entity_ids = [projection.record_ids[v] for v in kept if not projection.is_passage[v]]
     passage_ids = [projection.record_ids[v] for v in kept if projection.is_passage[v]]
-    names = visible_names(memory.store, projection, view, entity_ids)
-    names.update({p.id: p.title for p in memory.store.passages(passage_ids)})
+    names = visible_names(engine.store, projection, view, entity_ids)
+    names.update({p.id: p.title for p in engine.store.passages(passage_ids)})
     nodes = [GraphNode(id=projection.record_ids[v], kind="passage" if projection.is_passage[v] else "entity",
                        name=names.get(projection.record_ids[v], ""), score=round(mass.get(v, 0.0), 8),
                        seed=v in seed_vertices) for v in kept]
@@ -220,9 +212,9 @@ def neighbors(memory: Memory, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
 
 
 @_reads
-def view_records(memory: Memory, spaces: Spaces) -> ViewRecords:
+def view_records(engine: Engine, spaces: Spaces) -> ViewRecords:
     """Ids of the entities and facts a reader of ``spaces`` can reach."""
-    state = _state(memory)
+    state = engine.state
     p = state.projection
     view = p.view(spaces)
     entities = np.flatnonzero(~p.is_passage.values)
