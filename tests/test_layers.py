@@ -1,6 +1,7 @@
 """The layer contract (README, "How the code is laid out"), checked on every run.
 
 - import-linter's contracts in pyproject.toml: each layer imports only from the layers below it;
+- no module is over ``MAX_MODULE_LINES`` lines (small modules with one job each);
 - no module imports another module's underscored name (``from hippo.x import _y``);
 - in the packages below, no module reads an underscored attribute (``obj._x``) that another
   module defines (``self._x``, ``cls._x``, and objects of the module's own classes are its own),
@@ -25,6 +26,7 @@ import grimp
 ROOT = Path(__file__).resolve().parents[1]
 OWN_STATE = ["access", "api", "cli", "store", "llm", "extract", "documents", "embed", "memory", "graph"]
 PENDING_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()  # (file, module, name) allowed for now
+MAX_MODULE_LINES = 400
 
 
 def module_name(path: Path) -> str:
@@ -42,6 +44,12 @@ def test_import_linter_contracts_hold() -> None:
     done = subprocess.run([command, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    long = {str(path.relative_to(ROOT)): n for path in python_files("hippo")
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
 
 
 def test_no_module_imports_another_modules_private_names() -> None:

@@ -33,7 +33,6 @@ from hippo.memory.indexing import (
 )
 from hippo.memory.inputs import MAX_TOKEN_BUDGET, check_count, check_query, space_set
 from hippo.memory.lifecycle import NearDuplicatePolicy
-from hippo.memory.lookup import StoreLookup
 from hippo.memory.recall import RankedPassages, Recaller
 from hippo.memory.retrieve import (
     Mode,
@@ -41,6 +40,7 @@ from hippo.memory.retrieve import (
     keyword_ranking,
     reciprocal_rank_fusion,
 )
+from hippo.memory.source import LocalSource
 from hippo.memory.state import DerivedState
 from hippo.models import (
     Document,
@@ -207,11 +207,11 @@ class Memory:
             check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
         clock = time.perf_counter()
         with self.reading() as state:
-            lookup = StoreLookup(self.store, state, space_set(spaces))
-            ranked = self._recaller.rank(query, state, space_set(spaces), n=n, k=k, lookup=lookup)
+            source = LocalSource(state, self.store, space_set(spaces))
+            ranked = self._recaller.rank(query, source, n=n, k=k)
             if self.settings.clue_expand if expand is None else expand:
-                ranked = self._expander.expand(query, ranked, state, n=n, lookup=lookup)
-            hits = self._hits(ranked, state, k, token_budget)
+                ranked = self._expander.expand(query, ranked, source, n=n)
+            hits = self._hits(ranked, source, k, token_budget)
         ranked.timings["total"] = time.perf_counter() - clock
         note = "; ".join(x for x in (_NOTES.get(ranked.strategy), *ranked.notes) if x) or None
         return RecallResult(
@@ -219,18 +219,18 @@ class Memory:
             note=note, timings={key: round(v, 5) for key, v in ranked.timings.items()},
         )
 
-    def _hits(self, ranked: RankedPassages, state: DerivedState, k: int, token_budget: int | None) -> list[Hit]:
+    def _hits(self, ranked: RankedPassages, source: LocalSource, k: int, token_budget: int | None) -> list[Hit]:
         head = ranked.ranking[: k * 4]
         passages = {p.id: p for p in self.store.passages(pid for pid, _ in head)}
+        state = source.state
         projection = state.projection
         seed_ids = {projection.record_ids[v]: v for v in ranked.seed_vertices}
         fact_rows = {state.fact_ids[row]: state.fact_ends[row] for row in ranked.kept_facts}
-        view = ranked.view
 
         def provenance(pid: str) -> Provenance:
             if not ranked.seed_vertices:
                 return Provenance()
-            mentioned = set(view.mentions(projection.vertex[pid]).tolist())
+            mentioned = set(source.mentions(projection.vertex[pid]).tolist())
             nodes = [sid for sid, v in seed_ids.items() if v in mentioned]
             facts = [fid for fid, (s, o, p) in fact_rows.items()
                      if p == pid or (projection.vertex.get(s) in mentioned and projection.vertex.get(o) in mentioned)]
