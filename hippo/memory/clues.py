@@ -142,7 +142,7 @@ def fact_candidates(ranked: RankedPassages) -> list[Candidate]:
             for c in ranked.clues if c.kind == "fact" and c.query]
 
 
-def neighbour_candidates(ranked: RankedPassages, state: DerivedState, view: GraphView, lookup: RecallSource,
+def neighbour_candidates(ranked: RankedPassages, state: DerivedState, view: GraphView, source: RecallSource,
                          limit: int) -> list[Candidate]:
     """Facts around the strongest seeds that recall did not keep, closest to the query first:
     the next hop a multi-hop question may need."""
@@ -165,7 +165,7 @@ def neighbour_candidates(ranked: RankedPassages, state: DerivedState, view: Grap
     scores = state.facts.scores(q, rows)
     chosen = top_distinct(scores, state.facts.key_of(rows).tolist(), limit, depth=limit * 4)
     ids = [state.fact_ids[int(rows[i])] for i in chosen]
-    texts = lookup.fact_texts(ids)
+    texts = source.fact_texts(ids)
     out = []
     for i, fid in zip(chosen, ids, strict=True):
         subject, obj, _ = state.fact_ends[int(rows[i])]

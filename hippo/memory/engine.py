@@ -23,23 +23,11 @@ from hippo.memory.context import Classifier
 from hippo.memory.context import context as user_context
 from hippo.memory.core import Engine, Planned
 from hippo.memory.hits import assemble_hits
-from hippo.memory.indexing import (
-    Progress,
-    assign_ids,
-    batch_progress,
-    document_ids,
-    prepare,
-    validate_documents,
-)
+from hippo.memory.indexing import Progress, assign_ids, batch_progress, document_ids, prepare, validate_documents
 from hippo.memory.inputs import MAX_TOKEN_BUDGET, check_count, check_query, space_set
 from hippo.memory.lifecycle import NearDuplicatePolicy
 from hippo.memory.recall import RankedPassages, Recaller
-from hippo.memory.retrieve import (
-    Mode,
-    dense_ranking,
-    keyword_ranking,
-    reciprocal_rank_fusion,
-)
+from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
 from hippo.memory.source import LocalSource
 from hippo.memory.state import DerivedState
 from hippo.models import (

@@ -22,15 +22,7 @@ from hippo.graph.synonyms import linkable, synonym_pairs
 from hippo.ids import document_id, entity_id, fact_id, passage_id
 from hippo.limits import check_depth
 from hippo.memory.state import DerivedState
-from hippo.models import (
-    Document,
-    DocumentRecord,
-    Entity,
-    Fact,
-    Mention,
-    Passage,
-    Synonym,
-)
+from hippo.models import Document, DocumentRecord, Entity, Fact, Mention, Passage, Synonym
 from hippo.spaces import ORG, check_org_id, check_space, stored_id
 from hippo.store.base import Store, WriteBatch, embed_hash, embed_text
 from hippo.text import normalize
