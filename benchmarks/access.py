@@ -127,7 +127,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def visible_passages(memory: hippo.Memory, spaces: frozenset[str] | None) -> list[int]:
-    return memory._current().projection.view(spaces).passage_vertices.tolist()  # noqa: SLF001
+    return memory.engine.state.projection.view(spaces).passage_vertices.tolist()
 
 
 def render(record: dict[str, Any]) -> str:

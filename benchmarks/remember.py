@@ -109,7 +109,7 @@ def run(n: int, scratch: Path) -> dict[str, dict[str, float]]:
     memory.close()
 
     down = hippo.Memory(SQLiteStore(scratch / "without.db"), embedder=_NoEncoder(embedder))
-    down._background.close()  # measure the write path alone; nothing embeds later
+    down.engine.background.close()  # measure the write path alone; nothing embeds later
     down.remember("warm-up: load spaCy.")
     rows["remember (no embedding: encoder down)"] = percentiles(
         timed([lambda t=t: down.remember(t) for t in texts(n, "unembedded")]))

@@ -110,7 +110,7 @@ def measure(size: int, store_dir: Path, queries: int) -> dict[str, Any]:
     clock = time.perf_counter()
     memory = _memory(path)
     open_s = time.perf_counter() - clock
-    outcome = memory._cache.outcome if memory._cache else "no cache"  # noqa: SLF001
+    outcome = memory.engine.cache.outcome if memory.engine.cache else "no cache"
     corpus = SyntheticCorpus(size)
     rng = np.random.default_rng(size)
     stored = memory.stats().passages  # a build stopped early: ask about the passages it holds
@@ -138,7 +138,7 @@ def measure(size: int, store_dir: Path, queries: int) -> dict[str, Any]:
         baseline[mode] = percentiles(took)
     rss = _rss_mb()
     peak = _peak_mb()
-    state = memory._current()  # noqa: SLF001
+    state = memory.engine.state
     p = state.projection
     row = {
         "passages": p.passage_total, "edges": p.edges.size // 2, "entities": int((~p.is_passage.values).sum()),
@@ -180,7 +180,7 @@ def measure_real(name: str, path: Path, queries: int) -> dict[str, Any]:
     memory = hippo.Memory(hippo.store.SQLiteStore(path), embedder=embedder)
     open_s = time.perf_counter() - clock
     memory._recaller._phrases = phrases.__getitem__  # noqa: SLF001 - parsed above
-    outcome = memory._cache.outcome if memory._cache else "no cache"  # noqa: SLF001
+    outcome = memory.engine.cache.outcome if memory.engine.cache else "no cache"
     for q in asked[:10]:
         memory.recall(q)
     wall, cpu, ppr = [], [], []
@@ -190,7 +190,7 @@ def measure_real(name: str, path: Path, queries: int) -> dict[str, Any]:
         cpu.append((time.process_time() - start) * 1000)
         wall.append((result.timings["total"] - result.timings.get("embed", 0.0)) * 1000)
         ppr.append(result.timings.get("ppr", 0.0) * 1000)
-    p = memory._current().projection  # noqa: SLF001
+    p = memory.engine.state.projection
     row = {"corpus": name, "passages": p.passage_total, "edges": p.edges.size // 2,
            "recall_p50_ms": float(np.percentile(wall, 50)), "recall_p95_ms": float(np.percentile(wall, 95)),
            "recall_cpu_p50_ms": float(np.percentile(cpu, 50)), "ppr_p50_ms": float(np.percentile(ppr, 50)),

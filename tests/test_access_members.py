@@ -18,7 +18,7 @@ DECIDED = {  # parameters the facade sets from the principal instead of taking t
     "forget": {"spaces"},
     "restore": {"spaces"},
 }
-FACADE_ONLY = {"session", "walk", "neighbors", "context", "clear", "settings"}
+FACADE_ONLY = {"session", "clear", "settings"}
 
 
 def public(cls: type) -> set[str]:

@@ -420,17 +420,17 @@ def test_edge_weights_follow_live_provenance_and_never_accumulate(open_memory, s
     memory = open_memory()
     memory.index(sample_corpus[:10])
     edges = memory.graph_stats()
-    view = memory._current().projection.view(None)
+    view = memory.engine.state.projection.view(None)
     weights = sorted(view.graph.es["weight"])
     for _ in range(3):  # HippoRAG re-adds synonym edges on every insert; here nothing moves
         memory.index(sample_corpus[:10])
     assert memory.graph_stats() == edges
-    assert sorted(memory._current().projection.view(None).graph.es["weight"]) == weights
+    assert sorted(memory.engine.state.projection.view(None).graph.es["weight"]) == weights
     doc = dict(sample_corpus[0], id="doc:zero")
     memory.index([doc])
-    grown = memory._current().projection.view(None).graph.ecount()
+    grown = memory.engine.state.projection.view(None).graph.ecount()
     memory.delete_documents(["doc:zero"])
-    assert memory._current().projection.view(None).graph.ecount() < grown
+    assert memory.engine.state.projection.view(None).graph.ecount() < grown
 
 
 def test_reads_during_writes_never_see_half_an_update(open_memory, sample_corpus):

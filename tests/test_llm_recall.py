@@ -12,8 +12,8 @@ import pytest
 
 from hippo import Memory, Settings
 from hippo.memory.clues import Candidate, interleave, named_phrases, screen
-from hippo.memory.lookup import StoreLookup
 from hippo.memory.recall import Recaller
+from hippo.memory.source import LocalSource
 from tests.fake_openai import FakeOpenAI, Reply, last_user, stage_of
 
 QUESTION = "Who is the current governor of the island where the inventor of the tide-clock was born?"
@@ -39,8 +39,7 @@ def _numbered_facts(request: dict) -> list[str]:
 
 
 def test_pure_recaller_with_a_filter_callable(sample_memory):
-    state = sample_memory._current()
-    lookup = StoreLookup(sample_memory.store, state, None)
+    source = LocalSource(sample_memory.engine.state, sample_memory.store, None)
     seen: list[list[str]] = []
 
     def keep_second(query: str, facts: list[str]) -> list[int]:
@@ -48,10 +47,10 @@ def test_pure_recaller_with_a_filter_callable(sample_memory):
         return [1, 1, 99]  # duplicates and out-of-range indices are ignored
 
     plain = Recaller(sample_memory.settings, sample_memory.embedder.encode,
-                     sample_memory._query_parser.query_phrases).rank(QUESTION, state, None, n=5, k=5, lookup=lookup)
+                     sample_memory._query_parser.query_phrases).rank(QUESTION, source, n=5, k=5)
     filtered = Recaller(sample_memory.settings, sample_memory.embedder.encode,
                         sample_memory._query_parser.query_phrases, fact_filter=keep_second
-                        ).rank(QUESTION, state, None, n=5, k=5, lookup=lookup)
+                        ).rank(QUESTION, source, n=5, k=5)
     assert len(plain.kept_facts) == 5 and len(seen[0]) == 5
     assert filtered.kept_facts == [plain.kept_facts[1]]
     assert [c.query for c in filtered.clues if c.kind == "fact"] == [seen[0][1]]

@@ -148,7 +148,7 @@ def test_unicode_entity_names_survive(open_memory):
         {"title": "大阪府", "text": "大阪府 is a prefecture in the Kansai region of Japan."},
     ])
     names = {e.name for e in memory.store.entities(
-        [i for i in memory._current().projection.record_ids if i.startswith("entity:")])}
+        [i for i in memory.engine.state.projection.record_ids if i.startswith("entity:")])}
     assert {"Thomas Südhof", "東京都", "大阪府", "Göttingen"} <= names
     result = memory.recall("Where was Thomas Südhof born?")
     assert any(s.name == "Thomas Südhof" for s in result.seeds)

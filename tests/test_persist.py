@@ -70,7 +70,7 @@ def built(tmp_path_factory) -> tuple[Path, dict]:
 def test_a_saved_state_opens_without_rebuilding_and_answers_alike(built):
     path, before = built
     memory = _open(path)
-    assert memory._cache.outcome == "loaded"  # noqa: SLF001
+    assert memory.engine.cache.outcome == "loaded"
     assert _outputs(memory) == before == _rebuilt(path)
     memory.close()
 
@@ -80,12 +80,12 @@ def test_an_hnsw_state_round_trips_exactly(tmp_path):
     memory = _open(tmp_path / "hnsw.db", **HNSW)
     memory.index(CORPUS.documents(0, 120))
     memory.index(CORPUS.documents(120, 160))
-    state = memory._current()  # noqa: SLF001
+    state = memory.engine.state
     assert {shard.kind for shard in state.facts.shards.values()} == {"hnsw"}
     live = _outputs(memory)
     memory.close()
     reopened = _open(tmp_path / "hnsw.db", **HNSW)
-    assert reopened._cache.outcome == "loaded" and _outputs(reopened) == live  # noqa: SLF001
+    assert reopened.engine.cache.outcome == "loaded" and _outputs(reopened) == live
     reopened.close()
 
 
@@ -99,17 +99,17 @@ def test_writes_after_opening_go_to_the_journal_and_replay(built, tmp_path):
     journal = sorted(copy.with_name("s.db.hippo").glob("journal-*.bin"))
     assert journal and journal[-1].stat().st_size > 0
     live = _outputs(memory)
-    memory._cache.close()  # noqa: SLF001 - as a crash would: no snapshot at close
+    memory.engine.cache.close()  # as a crash would: no snapshot at close
     memory.store.close()
     with journal[-1].open("ab") as f:
         f.write(b"HJR1 torn tail of a write that never finished")
     reopened = _open(copy)
-    assert reopened._cache.outcome == "loaded"  # noqa: SLF001
+    assert reopened.engine.cache.outcome == "loaded"
     assert _outputs(reopened) == live == _rebuilt(copy)
     reopened.remember("E9v0 r1 E8v0 after the torn tail.", space="user:ann")  # the tail is cut off first
     reopened.close()
     again = _open(copy)
-    assert again._cache.outcome == "loaded" and _outputs(again) == _rebuilt(copy)  # noqa: SLF001
+    assert again.engine.cache.outcome == "loaded" and _outputs(again) == _rebuilt(copy)
     again.close()
 
 
@@ -146,11 +146,11 @@ def test_a_corrupt_saved_state_is_detected_and_rebuilt(built, tmp_path, damage):
     _copy_store(path, copy)
     CORRUPTIONS[damage](copy.with_name("s.db.hippo"))
     memory = _open(copy)
-    assert memory._cache.outcome.startswith("corrupt")  # noqa: SLF001
+    assert memory.engine.cache.outcome.startswith("corrupt")
     assert _outputs(memory) == before
     memory.close()
     again = _open(copy)  # rebuilt and saved again
-    assert again._cache.outcome == "loaded"  # noqa: SLF001
+    assert again.engine.cache.outcome == "loaded"
     again.close()
 
 
@@ -162,18 +162,18 @@ def test_a_stale_or_foreign_saved_state_is_never_used(built, tmp_path):
     other.index(CORPUS.documents(340, 360))
     other.close()
     memory = _open(copy)
-    assert memory._cache.outcome.startswith("stale: saved revision")  # noqa: SLF001
+    assert memory.engine.cache.outcome.startswith("stale: saved revision")
     assert _outputs(memory) == _rebuilt(copy)
     memory.close()
     changed = _open(copy, relation_weight=2.0)
-    assert changed._cache.outcome == "stale: settings changed"  # noqa: SLF001
+    assert changed.engine.cache.outcome == "stale: settings changed"
     changed.close()
     fresh = tmp_path / "fresh.db"  # a new store where an old one's saved state was left behind
     SQLiteStore(fresh).close()
     _copy_store(path, tmp_path / "x.db")
     (tmp_path / "x.db.hippo").rename(tmp_path / "fresh.db.hippo")
     foreign = _open(fresh)
-    assert foreign._cache.outcome == "stale: another store or format"  # noqa: SLF001
+    assert foreign.engine.cache.outcome == "stale: another store or format"
     assert foreign.stats().passages == 0 and not foreign.recall(QUERIES[0]).hits
     foreign.close()
 
@@ -215,6 +215,6 @@ def test_kill_9_during_index_updates_leaves_a_store_that_opens_and_recalls(built
         child.kill()
         child.wait()
     memory = _open(copy)
-    assert memory._cache.outcome == "loaded" or memory._cache.outcome.startswith("stale")  # noqa: SLF001
+    assert memory.engine.cache.outcome == "loaded" or memory.engine.cache.outcome.startswith("stale")
     assert _outputs(memory) == _rebuilt(copy)
     memory.close()

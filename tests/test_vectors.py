@@ -94,7 +94,7 @@ def test_engine_search_stays_inside_the_readers_spaces(tmp_path):
                     extractor=SyntheticExtractor())
     memory.index(corpus.documents(0, 290))
     memory.index(corpus.documents(290, 300), space="user:ann")
-    state = memory._current()  # noqa: SLF001 - the engine's own indexes
+    state = memory.engine.state  # the engine's own indexes
     assert isinstance(state.passages.shards[state.projection.code_of("org")], HnswShard)
     query = corpus.query(3)  # about an org passage
     hits = memory.retrieve(query, k=5, mode="dense", spaces=["user:ann"])

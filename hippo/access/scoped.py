@@ -136,18 +136,14 @@ class ScopedMemory:
     def walk(self, seed_weights: Mapping[str, float], *, k: int = 10, token_budget: int | None = None,
              spaces: Iterable[str] | None = None) -> list[Hit]:
         """PPR from explicit seed ids over the readable subgraph; hidden seed ids count as unknown."""
-        from hippo.memory.walk import seed_walk
-
         readable = self._readable(spaces)
-        return self._visible(seed_walk(self.memory, seed_weights, spaces=readable, k=k, token_budget=token_budget),
+        return self._visible(self.memory.walk(seed_weights, k=k, token_budget=token_budget, spaces=readable),
                              readable)
 
     def neighbors(self, seed_ids: Iterable[str], *, hops: int = 1, limit: int = 50,
                   spaces: Iterable[str] | None = None) -> Neighborhood:
         """Nodes and weighted edges around seeds, within the readable subgraph."""
-        from hippo.memory.walk import neighbors
-
-        return neighbors(self.memory, seed_ids, spaces=self._readable(spaces), hops=hops, limit=limit)
+        return self.memory.neighbors(seed_ids, hops=hops, limit=limit, spaces=self._readable(spaces))
 
     def memories(self, *, spaces: Iterable[str] | None = None, live: bool = True,
                  limit: int = 1000) -> list[MemoryItem]:
@@ -173,12 +169,9 @@ class ScopedMemory:
     def context(self, user_id: str | None = None, *, budget_tokens: int | None = None,
                 slot_tokens: int | None = None, classify: Classifier | None = None) -> str:
         """The user-context block of ``user_id`` (default: the principal's own)."""
-        from hippo.memory.context import context
-
         user_id = user_id or self.principal.user_id
         self._require("read", user_space(user_id))
-        return context(self.memory, user_id, budget_tokens=budget_tokens, slot_tokens=slot_tokens,
-                       classify=classify)
+        return self.memory.context(user_id, budget_tokens=budget_tokens, slot_tokens=slot_tokens, classify=classify)
 
     def stats(self) -> Stats:
         """Store-wide counts: they describe every space, so admins only."""

@@ -90,6 +90,10 @@ class GraphProjection:
             self.space_names.append(space)
         return code
 
+    def known_code(self, space: str) -> int | None:
+        """The code of a space this projection holds, else None (unlike ``code_of``, never adds one)."""
+        return self._space_index.get(space)
+
     def space_of(self, v: int) -> str | None:
         code = int(self.space_code[v])
         return self.space_names[code] if code >= 0 else None
@@ -322,7 +326,7 @@ class GraphProjection:
     def _recount(self) -> None:
         """Per-space support from the mention entries of live passages (vectorized, O(mentions))."""
         for code in range(len(self.space_names)):
-            self.support._space(code)  # noqa: SLF001 - every known space gets its slot
+            self.support.reserve(code)  # every known space gets its slot
         live_passages = self.is_passage.values & self.live.values
         codes, counts = np.unique(self.space_code.values[live_passages], return_counts=True)
         for code, count in zip(codes.tolist(), counts.tolist(), strict=True):

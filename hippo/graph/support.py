@@ -60,6 +60,10 @@ class SpaceSupport:
             self.passages.append(0)
         return self._spaces[code]
 
+    def reserve(self, code: int) -> None:
+        """Make room for space ``code`` (and the codes below it), holding nothing yet."""
+        self._space(code)
+
     def change(self, code: int, entities: np.ndarray, delta: int, passages: int) -> tuple[np.ndarray, np.ndarray]:
         """``passages`` live passages of space ``code`` came (+) or went (-), mentioning ``entities``
         (one entry per mention). Returns the entities the space gained and lost."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import igraph as ig
 import numpy as np
@@ -24,8 +24,10 @@ from scipy import sparse
 from hippo.graph.edges import KIND_NAMES, MENTION, SYNONYM
 from hippo.graph.ppr import Neighbours, SparseScores, Transition, power_pagerank, push_pagerank
 from hippo.graph.scoring import Readout, passage_mass
-from hippo.graph.projection import GraphProjection
 from hippo.store.base import Spaces
+
+if TYPE_CHECKING:  # the projection builds its views: it imports this module, not the reverse
+    from hippo.graph.projection import GraphProjection
 
 Solver = Literal["auto", "exact", "push"]
 FIRST_CHUNK = 64  # mention entries scanned at a time when looking for an entity's first visible passage
@@ -56,8 +58,8 @@ class GraphView:
     def of(cls, projection: GraphProjection, spaces: Spaces) -> GraphView:
         codes = None
         if spaces is not None:
-            index = projection._space_index  # noqa: SLF001 - the view is the projection's reader
-            codes = np.array(sorted(index[s] for s in spaces if s in index), dtype=np.int64)
+            known = (projection.known_code(s) for s in spaces)
+            codes = np.array(sorted(c for c in known if c is not None), dtype=np.int64)
         present = projection.support.spaces_with_passages()
         covers = codes is None or bool(np.isin(present, codes).all())
         return cls(projection=projection, spaces=spaces, codes=codes, version=projection.version,

@@ -36,7 +36,8 @@ from hippo.graph.edges import RELATION
 from hippo.graph.scoring import top_distinct
 from hippo.graph.view import GraphView
 from hippo.ids import entity_id
-from hippo.memory.recall import Lookup, RankedPassages
+from hippo.memory.recall import RankedPassages
+from hippo.memory.source import LocalSource, RecallSource
 from hippo.memory.state import DerivedState
 from hippo.models import Clue
 from hippo.text import normalize
@@ -141,7 +142,7 @@ def fact_candidates(ranked: RankedPassages) -> list[Candidate]:
             for c in ranked.clues if c.kind == "fact" and c.query]
 
 
-def neighbour_candidates(ranked: RankedPassages, state: DerivedState, view: GraphView, lookup: Lookup,
+def neighbour_candidates(ranked: RankedPassages, state: DerivedState, view: GraphView, source: RecallSource,
                          limit: int) -> list[Candidate]:
     """Facts around the strongest seeds that recall did not keep, closest to the query first:
     the next hop a multi-hop question may need."""
@@ -164,7 +165,7 @@ def neighbour_candidates(ranked: RankedPassages, state: DerivedState, view: Grap
     scores = state.facts.scores(q, rows)
     chosen = top_distinct(scores, state.facts.key_of(rows).tolist(), limit, depth=limit * 4)
     ids = [state.fact_ids[int(rows[i])] for i in chosen]
-    texts = lookup.fact_texts(ids)
+    texts = source.fact_texts(ids)
     out = []
     for i, fid in zip(chosen, ids, strict=True):
         subject, obj, _ = state.fact_ends[int(rows[i])]
@@ -220,13 +221,13 @@ class ClueExpander:
         self._phrases = phrases
         self._writer = writer
 
-    def expand(self, query: str, ranked: RankedPassages, state: DerivedState, *, n: int,
-               lookup: Lookup) -> RankedPassages:
+    def expand(self, query: str, ranked: RankedPassages, source: LocalSource, *, n: int) -> RankedPassages:
+        """Recall's result with checked clues added; reads the in-process state (``source.state``)."""
         if ranked.strategy == "empty":
             return ranked
         s = self.settings
         clock = time.perf_counter()
-        view = ranked.view
+        state, view = source.state, source.view
         notes = list(ranked.notes)
         generated: list[Candidate] = []
         if self._writer is not None:
@@ -237,7 +238,7 @@ class ClueExpander:
                                        weight=1.0) for text, kind in self._writer(query, entities, facts, n)]
             except Exception as exc:  # the optional step failed: the offline sources still run
                 notes.append(f"clue writer unavailable ({type(exc).__name__}): offline clue sources only")
-        offline = alternate(fact_candidates(ranked), neighbour_candidates(ranked, state, view, lookup, n))
+        offline = alternate(fact_candidates(ranked), neighbour_candidates(ranked, state, view, source, n))
         entity_clues = [Candidate(text=c.query or "", kind="entity", weight=c.weight or 0.0,
                                   seed_ids=list(c.seed_ids), grounded=True)
                         for c in ranked.clues if c.kind == "entity"]

@@ -22,12 +22,17 @@ import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
+from hippo.config import Settings
+from hippo.errors import InvalidInput
+from hippo.memory.core import Engine
+from hippo.memory.names import visible_names
+from hippo.memory.walk import view_records
+from hippo.models import MemoryItem
+from hippo.spaces import user_space
+from hippo.store import Store
 from hippo.text import approx_tokens, normalize
-
-if TYPE_CHECKING:
-    from hippo.memory.engine import Memory
 
 Slot = Literal["identity", "work", "goals", "interests", "relationships", "recent"]
 SLOTS: tuple[Slot, ...] = get_args(Slot)
@@ -250,24 +255,32 @@ def render(lines: dict[Slot, list[str]], *, budget_tokens: int, slot_tokens: int
 # --- reading a user's space ------------------------------------------------------------------
 
 
-def _notes(memory: Memory, space: str) -> list[Note]:
+class UserMemories(Protocol):
+    """What the block reads: a ``Memory`` (its remembered items, its store and its engine)."""
+
+    settings: Settings
+    store: Store
+    engine: Engine
+
+    def memories(self, *, spaces: Iterable[str] | None = None, live: bool = True,
+                 limit: int = 1000) -> list[MemoryItem]: ...
+
+
+def _notes(memory: UserMemories, space: str) -> list[Note]:
     items = memory.memories(spaces=[space], live=True, limit=MAX_NOTES)
     return [Note(text=item.text, created_at=item.created_at, salience=item.salience) for item in items]
 
 
-def _entities(memory: Memory, space: str) -> list[EntityNote]:
+def _entities(memory: UserMemories, space: str) -> list[EntityNote]:
     """People and organizations mentioned in ``space``, with the facts of that space about them.
 
     Reads the graph as a reader of that one space sees it, so nothing from any
     other space (not even a shared entity's facts elsewhere) comes in.
     """
-    from hippo.memory.names import visible_names
-    from hippo.memory.walk import view_records
-
     readers = frozenset({space})
-    records = view_records(memory, readers)
+    records = view_records(memory.engine, readers)
     people = {e.id: e for e in memory.store.entities(records.entity_ids) if e.type in RELATION_TYPES}
-    with memory.reading() as state:  # names as this space's own passages spell them
+    with memory.engine.reading() as state:  # names as this space's own passages spell them
         names = visible_names(memory.store, state.projection, state.projection.view(readers), list(people))
     if not people:
         return []
@@ -289,7 +302,7 @@ _CACHES: weakref.WeakKeyDictionary[Any, _Cache] = weakref.WeakKeyDictionary()
 _CACHES_LOCK = threading.Lock()
 
 
-def _cache(memory: Memory) -> _Cache:
+def _cache(memory: UserMemories) -> _Cache:
     with _CACHES_LOCK:
         cache = _CACHES.get(memory)
         if cache is None:
@@ -297,16 +310,13 @@ def _cache(memory: Memory) -> _Cache:
         return cache
 
 
-def context(memory: Memory, user_id: str, *, budget_tokens: int | None = None, slot_tokens: int | None = None,
+def context(memory: UserMemories, user_id: str, *, budget_tokens: int | None = None, slot_tokens: int | None = None,
             classify: Classifier | None = None) -> str:
     """The user-context block of ``user_id`` as Markdown, or ``""`` when nothing is known.
 
     Access is not checked here: go through ``hippo.access.ScopedMemory.context``
     to serve a principal.
     """
-    from hippo.errors import InvalidInput
-    from hippo.spaces import user_space
-
     settings = memory.settings
     budget = settings.context_budget_tokens if budget_tokens is None else budget_tokens
     per_slot = settings.context_slot_tokens if slot_tokens is None else slot_tokens

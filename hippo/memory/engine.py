@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -14,42 +13,38 @@ import numpy as np
 from hippo.config import Settings
 from hippo.documents import expand_paths
 from hippo.embed import Embedder, open_embedder
-from hippo.errors import Conflict, InvalidInput
+from hippo.errors import InvalidInput
 from hippo.extract import Extractor, SpacyExtractor
 from hippo.llm.extractor import usage_meter
 from hippo.llm.parts import llm_parts
-from hippo.memory import lifecycle, reembed
+from hippo.memory import lifecycle, reembed, walk
 from hippo.memory.clues import ClueExpander
-from hippo.memory.delta import Delta
-from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
-from hippo.memory.guard import StateGuard
+from hippo.memory.context import Classifier
+from hippo.memory.context import context as user_context
+from hippo.memory.core import Engine, Planned
 from hippo.memory.hits import assemble_hits
-from hippo.memory.inputs import MAX_TOKEN_BUDGET, check_count, check_query, space_set
 from hippo.memory.indexing import Progress, assign_ids, batch_progress, document_ids, prepare, validate_documents
+from hippo.memory.inputs import MAX_TOKEN_BUDGET, check_count, check_query, space_set
 from hippo.memory.lifecycle import NearDuplicatePolicy
-from hippo.memory.lookup import StoreLookup
-from hippo.memory.persist import DerivedCache, load_state
 from hippo.memory.recall import RankedPassages, Recaller
 from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
-from hippo.memory.retry import write_attempts
+from hippo.memory.source import LocalSource
 from hippo.memory.state import DerivedState
 from hippo.models import (
     Document,
-    Entity,
-    Fact,
     ForgetResult,
     Hit,
     IndexResult,
     MemoryItem,
     MemoryVersion,
-    Passage,
+    Neighborhood,
     Provenance,
     RecallResult,
     RememberResult,
     RestoreResult,
     Stats,
 )
-from hippo.store import Store, WriteBatch, open_store
+from hippo.store import Store, open_store
 
 INDEX_WRITE_ATTEMPTS = 8
 
@@ -60,6 +55,9 @@ class Memory:
     >>> with Memory.open(":memory:") as memory:
     ...     memory.index([{"title": "Tokyo", "text": "Tokyo is the capital of Japan."}])
     ...     result = memory.recall("What is Japan's capital?")
+
+    ``memory.engine`` (``hippo.memory.core.Engine``) owns the derived state and every
+    write; ``memory.engine.state`` is the current derived state, for a one-off look.
     """
 
     def __init__(self, store: Store, *, settings: Settings | None = None, embedder: Embedder | None = None,
@@ -72,14 +70,7 @@ class Memory:
         self.llm = llm_parts(self.settings, store=store, fallback=self._query_parser)
         self.extractor = extractor or self.llm.extractor or self._query_parser
         reembed.bind(self.store, self.embedder, reembed_on_mismatch=self.settings.reembed_on_open)
-        self._lock = threading.RLock()  # one writer at a time
-        self._guard = StateGuard()  # readers vs the in-place update that follows a write
-        self._cache = DerivedCache.for_store(self.store, self.settings, self.embedder.dim)
-        self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
-        self._encoder = BoundedEncoder(self.embedder.encode, self.settings.remember_embed_timeout)
-        self._background = BackgroundEmbedder(lambda: lifecycle.embed_pending(self))
-        if self._state.unembedded:  # left by an earlier process whose embedding timed out
-            self._background.wake()
+        self.engine = Engine(self.store, self.settings, self.embedder)
         self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases,
                                   fact_filter=self.llm.fact_filter, query_hops=self._query_parser.query_hops)
         self._expander = ClueExpander(self.settings, self.embedder.encode, writer=self.llm.clue_writer)
@@ -107,64 +98,22 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        self._background.close()
-        self._encoder.close()
+        self.engine.close()
         self.llm.close()
-        if self._cache is not None:
-            self._cache.close(self._state, self._guard.write)
         self.store.close()
 
     # -- state ---------------------------------------------------------------------
-
-    def _current(self) -> DerivedState:
-        """The derived indexes, reloaded if another process moved the store's revision.
-
-        Inside a read section the state is the section's: no reload, no lock
-        (a writer holding the lock may be waiting for this very reader).
-        """
-        if self._guard.reading:
-            return self._state
-        with self._lock:
-            if self.store.revision() != self._state.revision:
-                reembed.check_identity(self.store, self.embedder)  # re-embedded by another process?
-                self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
-            return self._state
 
     @contextmanager
     def reading(self) -> Iterator[DerivedState]:
         """The derived state, consistent for the whole block: writes that update it wait.
 
         Everything that reads the projection or the vector and keyword indexes
-        (recall, retrieve, graph walks) runs inside one.
+        (recall, retrieve, graph walks) runs inside one. For a one-off look
+        outside a block, ``memory.engine.state`` (reloaded if another process wrote).
         """
-        if not self._guard.reading:
-            self._current()
-        with self._guard.read():
-            yield self._state
-
-    def _commit(self, batch: WriteBatch, vectors: dict[str, np.ndarray], state: DerivedState,
-                late: list[Passage | Entity | Fact] | None = None) -> int:
-        """Write one batch and make the derived indexes follow it; returns the revision.
-
-        ``state`` is the one the batch was planned on. When another process
-        wrote in between (the revision moved by more than this write), or the
-        write revived passages this state never held, the indexes reload.
-        """
-        with self._lock:
-            revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
-            if revision == state.revision:
-                return revision
-            delta = Delta.of_write(self.store, batch, vectors, revision, late)
-            with self._guard.write():
-                followed = revision == state.revision + 1 and state is self._state and state.apply_delta(delta)
-            if not followed:
-                self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
-            elif self._cache is not None:
-                self._cache.record(delta, state, self._guard.write)
-            return revision
-
-    def _bounded_encode(self, texts: list[str]) -> np.ndarray:
-        return self._encoder(texts)
+        with self.engine.reading() as state:
+            yield state
 
     # -- writing -------------------------------------------------------------------
 
@@ -208,30 +157,25 @@ class Memory:
         return total
 
     def _index_batch(self, docs: list[Document], extractor: Extractor, progress: Progress | None) -> IndexResult:
-        with self._lock:
-            # An index batch re-plans (extracts, embeds) on every attempt: a few of them, not a deadline's worth.
-            for attempt in write_attempts(at_least=INDEX_WRITE_ATTEMPTS, deadline=0.0):
-                state = self._current()
-                prepared = prepare(docs, store=self.store, state=state, embedder=self.embedder, extractor=extractor,
-                                   settings=self.settings, progress=progress)
-                clock = time.perf_counter()
-                batch = prepared.batch
-                try:
-                    revision = self._commit(batch, prepared.vectors, state)
-                except Conflict:  # another process versioned one of these documents: plan again
-                    if attempt == INDEX_WRITE_ATTEMPTS - 1:
-                        raise
-                    continue
+        def plan(state: DerivedState) -> Planned[IndexResult]:
+            prepared = prepare(docs, store=self.store, state=state, embedder=self.embedder, extractor=extractor,
+                               settings=self.settings, progress=progress)
+            clock, batch = time.perf_counter(), prepared.batch
+
+            def result(revision: int) -> IndexResult:
                 prepared.timings["store"] = time.perf_counter() - clock
-                break
-        return IndexResult(
-            documents=len(docs), documents_updated=prepared.documents_updated, passages_added=len(batch.passages),
-            passages_unchanged=prepared.passages_unchanged, passages_retired=len(batch.retire),
-            entities_added=len(batch.entities),
-            facts_added=len(batch.facts), mentions_added=len(batch.mentions),
-            synonyms_added=len(batch.synonyms), vectors_encoded=prepared.vectors_encoded, revision=revision,
-            timings=prepared.timings,
-        )
+                return IndexResult(
+                    documents=len(docs), documents_updated=prepared.documents_updated,
+                    passages_added=len(batch.passages), passages_unchanged=prepared.passages_unchanged,
+                    passages_retired=len(batch.retire), entities_added=len(batch.entities),
+                    facts_added=len(batch.facts), mentions_added=len(batch.mentions),
+                    synonyms_added=len(batch.synonyms), vectors_encoded=prepared.vectors_encoded, revision=revision,
+                    timings=prepared.timings,
+                )
+            return Planned(batch, result, prepared.vectors)
+
+        # An index batch re-plans (extracts, embeds) on every attempt: a few of them, not a deadline's worth.
+        return self.engine.write(plan, attempts=INDEX_WRITE_ATTEMPTS, deadline=0.0)
 
     # -- reading -------------------------------------------------------------------
 
@@ -251,11 +195,11 @@ class Memory:
             check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
         clock = time.perf_counter()
         with self.reading() as state:
-            lookup = StoreLookup(self.store, state, space_set(spaces))
-            ranked = self._recaller.rank(query, state, space_set(spaces), n=n, k=k, lookup=lookup)
+            source = LocalSource(state, self.store, space_set(spaces))
+            ranked = self._recaller.rank(query, source, n=n, k=k)
             if self.settings.clue_expand if expand is None else expand:
-                ranked = self._expander.expand(query, ranked, state, n=n, lookup=lookup)
-            hits = self._hits(ranked, state, k, token_budget)
+                ranked = self._expander.expand(query, ranked, source, n=n)
+            hits = self._hits(ranked, source, k, token_budget)
         ranked.timings["total"] = time.perf_counter() - clock
         note = "; ".join(x for x in (_NOTES.get(ranked.strategy), *ranked.notes) if x) or None
         return RecallResult(
@@ -263,18 +207,18 @@ class Memory:
             note=note, timings={key: round(v, 5) for key, v in ranked.timings.items()},
         )
 
-    def _hits(self, ranked: RankedPassages, state: DerivedState, k: int, token_budget: int | None) -> list[Hit]:
+    def _hits(self, ranked: RankedPassages, source: LocalSource, k: int, token_budget: int | None) -> list[Hit]:
         head = ranked.ranking[: k * 4]
         passages = {p.id: p for p in self.store.passages(pid for pid, _ in head)}
+        state = source.state
         projection = state.projection
         seed_ids = {projection.record_ids[v]: v for v in ranked.seed_vertices}
         fact_rows = {state.fact_ids[row]: state.fact_ends[row] for row in ranked.kept_facts}
-        view = ranked.view
 
         def provenance(pid: str) -> Provenance:
             if not ranked.seed_vertices:
                 return Provenance()
-            mentioned = set(view.mentions(projection.vertex[pid]).tolist())
+            mentioned = set(source.mentions(projection.vertex[pid]).tolist())
             nodes = [sid for sid, v in seed_ids.items() if v in mentioned]
             facts = [fid for fid, (s, o, p) in fact_rows.items()
                      if p == pid or (projection.vertex.get(s) in mentioned and projection.vertex.get(o) in mentioned)]
@@ -311,6 +255,21 @@ class Memory:
 
         return assemble_hits(ranking, passages, k=k, token_budget=token_budget, stage_scores=stage_scores)
 
+    def walk(self, seed_weights: Mapping[str, float], *, k: int = 10, token_budget: int | None = None,
+             spaces: Iterable[str] | None = None) -> list[Hit]:
+        """Passages ranked by the PPR mass flowing from explicit seed ids (``hippo.memory.walk``)."""
+        return walk.seed_walk(self.engine, seed_weights, spaces=space_set(spaces), k=k, token_budget=token_budget)
+
+    def neighbors(self, seed_ids: Iterable[str], *, hops: int = 1, limit: int = 50,
+                  spaces: Iterable[str] | None = None) -> Neighborhood:
+        """The nodes within ``hops`` edges of the seeds, ranked by PPR mass, and the edges between them."""
+        return walk.neighbors(self.engine, seed_ids, spaces=space_set(spaces), hops=hops, limit=limit)
+
+    def context(self, user_id: str, *, budget_tokens: int | None = None, slot_tokens: int | None = None,
+                classify: Classifier | None = None) -> str:
+        """The user-context block of ``user_id`` (``hippo.memory.context``); access is not checked here."""
+        return user_context(self, user_id, budget_tokens=budget_tokens, slot_tokens=slot_tokens, classify=classify)
+
     # -- small-text memory and the lifecycle -------------------------------------------
 
     def remember(self, text: str, *, custom_id: str | None = None, label: str | None = None, space: str = "org",
@@ -326,7 +285,7 @@ class Memory:
         ``settings.remember_embed_timeout`` seconds; after that the memory is
         written with ``embedded: false`` and embedded in the background.
         """
-        return lifecycle.remember(self, text, custom_id=custom_id, label=label, space=space,
+        return lifecycle.remember(self.engine, self.extractor, text, custom_id=custom_id, label=label, space=space,
                                   on_near_duplicate=on_near_duplicate, props=props, confidence=confidence,
                                   salience=salience, agent_id=agent_id)
 
@@ -341,41 +300,38 @@ class Memory:
         ``spaces``: what the caller may read; entities and edges are counted
         in that view (another space's passages are never hinted at).
         """
-        return lifecycle.forget(self, uid, custom_id=custom_id, space=space, dry_run=dry_run, cascade=cascade,
+        return lifecycle.forget(self.engine, uid, custom_id=custom_id, space=space, dry_run=dry_run, cascade=cascade,
                                 reason=reason, spaces=space_set(spaces))
 
     def restore(self, uid: str, *, spaces: Iterable[str] | None = None) -> RestoreResult:
         """Bring back what a ``forget`` of ``uid`` took out (``spaces``: as for ``forget``)."""
-        return lifecycle.restore(self, uid, space_set(spaces))
+        return lifecycle.restore(self.engine, uid, space_set(spaces))
 
     def history(self, custom_id: str | None = None, *, uid: str | None = None,
                 space: str = "org") -> list[MemoryVersion]:
         """Every version of a memory or document, oldest first."""
-        return lifecycle.history(self, custom_id, uid=uid, space=space)
+        return lifecycle.history(self.store, custom_id, uid=uid, space=space)
 
     def memories(self, *, spaces: Iterable[str] | None = None, live: bool = True,
                  limit: int = 1000) -> list[MemoryItem]:
         """Remembered memories in ``spaces`` (all by default), newest first."""
         check_count("limit", limit, high=100_000)
-        return lifecycle.memories(self, spaces=space_set(spaces), live=live, limit=limit)
+        return lifecycle.memories(self.store, spaces=space_set(spaces), live=live, limit=limit)
 
     def delete_documents(self, ids: list[str], *, reason: str | None = None) -> int:
         """Tombstone documents by id (with all derived from them); returns how many were live."""
-        return lifecycle.delete_documents(self, ids, reason=reason)
+        return lifecycle.delete_documents(self.engine, ids, reason=reason)
 
     def set_remember_instructions(self, text: str, space: str = "org") -> None:
         """What an agent should remember in ``space`` (at most 4 KiB); an empty text clears it."""
-        lifecycle.set_instructions(self, text, space)
+        lifecycle.set_instructions(self.store, text, space)
 
     def get_remember_instructions(self, space: str = "org") -> str | None:
-        return lifecycle.get_instructions(self, space)
+        return lifecycle.get_instructions(self.store, space)
 
     def wait_embedded(self, timeout: float = 30.0) -> bool:
         """Block until the background embedding has nothing left (True) or ``timeout`` passes."""
-        if not self._current().unembedded:
-            return True
-        self._background.wake()
-        return self._background.idle.wait(timeout) and not self._current().unembedded
+        return self.engine.wait_embedded(timeout)
 
     def stats(self) -> Stats:
         counts = self.store.counts()

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
-from hippo.errors import AlreadyForgotten, Conflict, InvalidInput, NotForgotten, NotFound, StoreError
+from hippo.errors import AlreadyForgotten, InvalidInput, NotForgotten, NotFound
+from hippo.extract import Extractor
 from hippo.ids import memory_id, passage_id, text_hash
 from hippo.memory import inputs
-from hippo.memory.indexing import derive, embed_missing, link_synonyms
+from hippo.memory.core import Engine, Planned
+from hippo.memory.indexing import derive
 from hippo.memory.inputs import (
     MAX_CUSTOM_ID_BYTES,
     MAX_INSTRUCTIONS_BYTES,
@@ -35,7 +37,8 @@ from hippo.memory.inputs import (
     memory_uid,
     target_uid,
 )
-from hippo.memory.retry import Reused, write_attempts
+from hippo.memory.retry import Reused
+from hippo.memory.state import DerivedState
 from hippo.models import (
     DocumentRecord,
     ForgetResult,
@@ -49,12 +52,8 @@ from hippo.models import (
     RestoreResult,
 )
 from hippo.spaces import check_space
-from hippo.store.base import Spaces, WriteBatch, embed_hash
+from hippo.store.base import Spaces, Store, WriteBatch, embed_hash
 
-if TYPE_CHECKING:
-    from hippo.memory.engine import Memory
-
-RELOAD_RETRIES = 3  # derived-state reloads that may fail because other processes kept writing
 INSTRUCTIONS = "remember-instructions"  # key-value namespace: space -> text
 NearDuplicatePolicy = Literal["reuse", "create"]
 
@@ -62,8 +61,8 @@ NearDuplicatePolicy = Literal["reuse", "create"]
 # -- remember --------------------------------------------------------------------------
 
 
-def remember(memory: Memory, text: str, *, custom_id: str | None = None, label: str | None = None,
-             space: str = "org", on_near_duplicate: NearDuplicatePolicy = "reuse",
+def remember(engine: Engine, extractor: Extractor, text: str, *, custom_id: str | None = None,
+             label: str | None = None, space: str = "org", on_near_duplicate: NearDuplicatePolicy = "reuse",
              props: dict[str, Any] | None = None, confidence: float | None = None, salience: float | None = None,
              agent_id: str | None = None) -> RememberResult:
     text = inputs.text("text", text, MAX_TEXT_BYTES).strip()
@@ -81,102 +80,96 @@ def remember(memory: Memory, text: str, *, custom_id: str | None = None, label: 
     }.items() if value not in (None, {})}
 
     uid = memory_uid(space, custom_id, text)
-    store = memory.store
-    reused = Reused(memory.extractor, memory._bounded_encode)
-    failed_reloads = 0
-    for attempt in write_attempts():  # each backoff sleeps outside the lock: this process's other writers go on
-        with memory._lock:
-            try:
-                state = memory._current()
-            except StoreError:  # other processes kept writing while this one reloaded the derived state
-                failed_reloads += 1
-                if failed_reloads > RELOAD_RETRIES:
-                    raise
-                continue
-            [old] = store.documents([uid]) or [None]
-            if old is not None and old.space != space:
-                # Written before ids were owned by their space: never adopt another space's record.
-                raise InvalidInput("custom_id", f"the id of this memory ({uid}) is held by a record of another "
-                                                "space; choose another custom_id")
-            live = [p for p in store.document_passages([uid]) if p.forgotten_at is None] if old else []
-            if old is not None and old.forgotten_at is None and live and live[0].text == text:
-                if custom_id is None and on_near_duplicate == "create":
-                    uid, old, live = memory_id(space, f"text:{text_hash(text)}:{uuid.uuid4().hex}"), None, []
-                else:
-                    try:
-                        return _unchanged(memory, old, live[0], label, meta, reused=custom_id is None)
-                    except Conflict:
-                        continue
-            version = old.version + 1 if old else 1
-            record = DocumentRecord(id=uid, title=label, space=space, version=version, meta=meta, kind="memory")
-            passage = Passage(id=passage_id(uid, text, version), doc_id=uid, text=text, space=space, version=version)
-            derived = derive([passage], store=store, state=state, encode=reused.encode, extractor=reused,
-                             settings=memory.settings, tolerate_embedding_failure=True)
-            batch = WriteBatch(
-                documents=[record], passages=[passage], entities=derived.entities, facts=derived.facts,
-                mentions=derived.mentions, synonyms=derived.synonyms,
-                vectors={h: derived.vectors[h] for h in derived.fresh},
-                retire=[p.id for p in live], retire_reason="superseded",
-                expect_versions={uid: old.version if old else 0},
-            )
-            try:
-                memory._commit(batch, derived.vectors, state)
-            except Conflict:
-                continue
+    store = engine.store
+    reused = Reused(extractor, engine.encode_bounded)
+
+    def plan(state: DerivedState) -> Planned[RememberResult]:
+        nonlocal uid  # a "create" keeps the fresh id it drew across the attempts
+        [old] = store.documents([uid]) or [None]
+        if old is not None and old.space != space:
+            # Written before ids were owned by their space: never adopt another space's record.
+            raise InvalidInput("custom_id", f"the id of this memory ({uid}) is held by a record of another "
+                                            "space; choose another custom_id")
+        live = [p for p in store.document_passages([uid]) if p.forgotten_at is None] if old else []
+        if old is not None and old.forgotten_at is None and live and live[0].text == text:
+            if custom_id is None and on_near_duplicate == "create":
+                uid, old, live = memory_id(space, f"text:{text_hash(text)}:{uuid.uuid4().hex}"), None, []
+            else:
+                return _unchanged(engine, old, live[0], label, meta, reused=custom_id is None)
+        version = old.version + 1 if old else 1
+        record = DocumentRecord(id=uid, title=label, space=space, version=version, meta=meta, kind="memory")
+        passage = Passage(id=passage_id(uid, text, version), doc_id=uid, text=text, space=space, version=version)
+        derived = derive([passage], store=store, state=state, encode=reused.encode, extractor=reused,
+                         settings=engine.settings, tolerate_embedding_failure=True)
+        batch = WriteBatch(
+            documents=[record], passages=[passage], entities=derived.entities, facts=derived.facts,
+            mentions=derived.mentions, synonyms=derived.synonyms,
+            vectors={h: derived.vectors[h] for h in derived.fresh},
+            retire=[p.id for p in live], retire_reason="superseded",
+            expect_versions={uid: old.version if old else 0},
+        )
+
+        def result(_: int) -> RememberResult:
             vector = derived.vectors.get(embed_hash(passage))
             if not derived.embedded or vector is None:
-                memory._background.wake()
+                engine.background.wake()
             return RememberResult(
-                uid=uid, custom_id=custom_id, action="updated" if old else "inserted", label=label, version=version,
-                space=space, embedded=vector is not None, searchable={"bm25": True, "vector": vector is not None},
-                near_duplicates=_near_duplicates(memory, vector, space, exclude={passage.id}),
-                instructions=get_instructions(memory, space),
+                uid=record.id, custom_id=custom_id, action="updated" if old else "inserted", label=label,
+                version=version, space=space, embedded=vector is not None,
+                searchable={"bm25": True, "vector": vector is not None},
+                near_duplicates=_near_duplicates(engine, vector, space, exclude={passage.id}),
+                instructions=get_instructions(engine.store, space),
             )
-    raise Conflict(f"memory {uid} kept changing under concurrent writers ({attempt + 1} attempts)")
+        return Planned(batch, result, derived.vectors)
+
+    # Each backoff sleeps outside the lock: this process's other writers go on.
+    return engine.write(plan, what=f"memory {uid}")
 
 
-def _unchanged(memory: Memory, record: DocumentRecord, passage: Passage, label: str, meta: dict[str, Any],
-               *, reused: bool) -> RememberResult:
+def _unchanged(engine: Engine, record: DocumentRecord, passage: Passage, label: str, meta: dict[str, Any],
+               *, reused: bool) -> Planned[RememberResult]:
     """Same text: nothing new to derive. A new label or new props still update the record."""
+    batch = None
     if not reused and (record.title, record.meta) != (label, meta):
-        updated = record.model_copy(update={"title": label, "meta": meta})
-        memory._commit(WriteBatch(documents=[updated], expect_versions={record.id: record.version}), {},
-                       memory._current())
-        record = updated
-    state = memory._current()
-    embedded = ("passage", passage.id) not in state.unembedded and passage.id in state.projection.vertex
-    vector = None
-    if embedded:
-        stored = memory.store.vectors([embed_hash(passage)])
-        vector = stored.get(embed_hash(passage))
-    return RememberResult(
-        uid=record.id, custom_id=record.meta.get("custom_id"), action="reused" if reused else "unchanged",
-        label=record.title, version=record.version, space=record.space, embedded=vector is not None,
-        searchable={"bm25": True, "vector": vector is not None},
-        near_duplicates=_near_duplicates(memory, vector, record.space, exclude={passage.id}),
-        instructions=get_instructions(memory, record.space),
-    )
+        record = record.model_copy(update={"title": label, "meta": meta})
+        batch = WriteBatch(documents=[record], expect_versions={record.id: record.version})
+
+    def result(_: int) -> RememberResult:
+        state = engine.state
+        embedded = ("passage", passage.id) not in state.unembedded and passage.id in state.projection.vertex
+        vector = None
+        if embedded:
+            stored = engine.store.vectors([embed_hash(passage)])
+            vector = stored.get(embed_hash(passage))
+        return RememberResult(
+            uid=record.id, custom_id=record.meta.get("custom_id"), action="reused" if reused else "unchanged",
+            label=record.title, version=record.version, space=record.space, embedded=vector is not None,
+            searchable={"bm25": True, "vector": vector is not None},
+            near_duplicates=_near_duplicates(engine, vector, record.space, exclude={passage.id}),
+            instructions=get_instructions(engine.store, record.space),
+        )
+    return Planned(batch, result)
 
 
-def _near_duplicates(memory: Memory, vector: np.ndarray | None, space: str, exclude: set[str],
+def _near_duplicates(engine: Engine, vector: np.ndarray | None, space: str, exclude: set[str],
                      limit: int = 5) -> list[NearDuplicate]:
     """Live passages of the space whose meaning is close: listed for the caller, never acted on."""
     if vector is None:
         return []
     close = []
-    with memory.reading() as state:
+    with engine.reading() as state:
         projection = state.projection
         code = projection.view(frozenset({space})).codes
         # The space's own shard holds exactly its live passages: its nearest are the candidates.
         (sims, vertices), = state.passages.search(vector, limit + len(exclude), code)
         for similarity, v in zip(sims.tolist(), vertices.tolist(), strict=True):
             pid = projection.record_ids[v]
-            if similarity >= memory.settings.near_duplicate_threshold and pid not in exclude:
+            if similarity >= engine.settings.near_duplicate_threshold and pid not in exclude:
                 close.append((pid, float(similarity)))
                 if len(close) == limit:
                     break
-    passages = {p.id: p for p in memory.store.passages(pid for pid, _ in close)}
-    documents = {d.id: d for d in memory.store.documents({p.doc_id for p in passages.values()})}
+    passages = {p.id: p for p in engine.store.passages(pid for pid, _ in close)}
+    documents = {d.id: d for d in engine.store.documents({p.doc_id for p in passages.values()})}
     found = []
     for pid, similarity in close:
         doc = documents.get(passages[pid].doc_id) if pid in passages else None
@@ -189,21 +182,21 @@ def _near_duplicates(memory: Memory, vector: np.ndarray | None, space: str, excl
 # -- forget and restore ----------------------------------------------------------------
 
 
-def _resolve(memory: Memory, uid: str, space: str | None = None) -> tuple[DocumentRecord | None, list[Passage]]:
+def _resolve(store: Store, uid: str, space: str | None = None) -> tuple[DocumentRecord | None, list[Passage]]:
     """The document named (with all its passages), or the single passage named.
 
     ``space``: the memory was named by custom id in that space; a record of another space is not it.
     """
-    [doc] = memory.store.documents([uid]) or [None]
+    [doc] = store.documents([uid]) or [None]
     if doc is not None and (space is None or doc.space == space):
-        return doc, memory.store.document_passages([uid])
-    passages = memory.store.passages([uid]) if space is None else []
+        return doc, store.document_passages([uid])
+    passages = store.passages([uid]) if space is None else []
     if not passages:
         raise NotFound(f"uid {uid!r}: no memory, document or passage has this id")
     return None, passages
 
 
-def forget(memory: Memory, uid: str | None = None, *, custom_id: str | None = None, space: str = "org",
+def forget(engine: Engine, uid: str | None = None, *, custom_id: str | None = None, space: str = "org",
            dry_run: bool = False, cascade: bool = True, reason: str | None = None,
            spaces: Spaces = None) -> ForgetResult:
     """``spaces``: what the caller may read; the facts, entities and edges reported are those
@@ -211,9 +204,10 @@ def forget(memory: Memory, uid: str | None = None, *, custom_id: str | None = No
     uid, named_in = target_uid(uid, custom_id, space)
     if reason is not None:
         reason = inputs.text("reason", reason, MAX_SHORT_CHARS)
-    with memory._lock:
-        state = memory._current()
-        doc, passages = _resolve(memory, uid, named_in)
+    store = engine.store
+
+    def plan(state: DerivedState) -> Planned[ForgetResult]:
+        doc, passages = _resolve(store, uid, named_in)
         live = [p for p in passages if p.forgotten_at is None]
         if (doc is not None and doc.forgotten_at is not None) or not live:
             raise AlreadyForgotten(f"uid {uid!r} is already forgotten; restore it with restore({uid!r})")
@@ -225,26 +219,27 @@ def forget(memory: Memory, uid: str | None = None, *, custom_id: str | None = No
         result = ForgetResult(
             uid=uid, kind=doc.kind if doc is not None else "passage", dry_run=dry_run, reason=reason,
             passages=[p.id for p in live],
-            facts=[ForgottenFact(id=f.id, text=f.text) for f in memory.store.facts(impact.facts)],
-            entities=[ForgottenEntity(id=e.id, name=e.name) for e in memory.store.entities(impact.entities)],
+            facts=[ForgottenFact(id=f.id, text=f.text) for f in store.facts(impact.facts)],
+            entities=[ForgottenEntity(id=e.id, name=e.name) for e in store.entities(impact.entities)],
             edges=impact.edges, undo={"method": "restore", "uid": uid},
         )
         if dry_run:
-            return result
+            return Planned(None, lambda _: result)
         now = datetime.now(UTC)
         documents = [] if doc is None else [doc.model_copy(update={"forgotten_at": now,
                                                                     "forgotten_reason": reason or "forgotten"})]
-        memory._commit(WriteBatch(documents=documents, retire=result.passages, retire_reason=reason or "forgotten",
-                                  retire_at=now), {}, state)
-        return result
+        return Planned(WriteBatch(documents=documents, retire=result.passages, retire_reason=reason or "forgotten",
+                                  retire_at=now), lambda _: result)
+
+    return engine.write(plan)
 
 
-def restore(memory: Memory, uid: str, spaces: Spaces = None) -> RestoreResult:
+def restore(engine: Engine, uid: str, spaces: Spaces = None) -> RestoreResult:
     """``spaces``: what the caller may read; ``entities`` counts those that come back into that view."""
     uid = inputs.text("uid", uid, MAX_UID_BYTES)
-    with memory._lock:
-        state = memory._current()
-        doc, passages = _resolve(memory, uid)
+
+    def plan(state: DerivedState) -> Planned[RestoreResult]:
+        doc, passages = _resolve(engine.store, uid)
         if doc is not None:
             if doc.forgotten_at is None:
                 raise NotForgotten(f"uid {uid!r} is not forgotten: nothing to restore")
@@ -258,37 +253,43 @@ def restore(memory: Memory, uid: str, spaces: Spaces = None) -> RestoreResult:
                 raise NotForgotten(f"uid {uid!r} was superseded by a newer version of {passage.doc_id}; "
                                    "remember or index that text again to bring it back")
             back, documents = [passage], []
-        memory._commit(WriteBatch(documents=documents, revive=[p.id for p in back]), {}, state)
-        entities = memory._current().projection.impact([p.id for p in back], spaces).entities
-    return RestoreResult(uid=uid, passages=[p.id for p in back], entities=len(entities))
+
+        def result(_: int) -> RestoreResult:
+            entities = engine.state.projection.impact([p.id for p in back], spaces).entities
+            return RestoreResult(uid=uid, passages=[p.id for p in back], entities=len(entities))
+        return Planned(WriteBatch(documents=documents, revive=[p.id for p in back]), result)
+
+    return engine.write(plan)
 
 
-def delete_documents(memory: Memory, ids: list[str], *, reason: str | None = None) -> int:
+def delete_documents(engine: Engine, ids: list[str], *, reason: str | None = None) -> int:
     """Tombstone documents (and memories) by id in one write; absent or forgotten ids count 0."""
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         raise InvalidInput("ids", "must be a list of strings")
     reason = reason or "deleted"
-    with memory._lock:
-        state = memory._current()
-        docs = [d for d in memory.store.documents(ids) if d.forgotten_at is None]
+    store = engine.store
+
+    def plan(_: DerivedState) -> Planned[int]:
+        docs = [d for d in store.documents(ids) if d.forgotten_at is None]
         if not docs:
-            return 0
+            return Planned(None, lambda _: 0)
         now = datetime.now(UTC)
-        retire = [p.id for p in memory.store.document_passages([d.id for d in docs]) if p.forgotten_at is None]
-        memory._commit(WriteBatch(
+        retire = [p.id for p in store.document_passages([d.id for d in docs]) if p.forgotten_at is None]
+        return Planned(WriteBatch(
             documents=[d.model_copy(update={"forgotten_at": now, "forgotten_reason": reason}) for d in docs],
             retire=retire, retire_reason=reason, retire_at=now,
-            expect_versions={d.id: d.version for d in docs}), {}, state)
-        return len(docs)
+            expect_versions={d.id: d.version for d in docs}), lambda _: len(docs))
+
+    return engine.write(plan)
 
 
 # -- reading memories ------------------------------------------------------------------
 
 
-def history(memory: Memory, custom_id: str | None = None, *, uid: str | None = None,
+def history(store: Store, custom_id: str | None = None, *, uid: str | None = None,
             space: str = "org") -> list[MemoryVersion]:
     uid, named_in = target_uid(uid, custom_id, space)
-    doc, passages = _resolve(memory, uid, named_in)
+    doc, passages = _resolve(store, uid, named_in)
     if doc is None:
         raise NotFound(f"uid {uid!r} is a passage, not a memory or document")
     versions: dict[int, list[Passage]] = {}
@@ -305,11 +306,11 @@ def history(memory: Memory, custom_id: str | None = None, *, uid: str | None = N
     return found
 
 
-def memories(memory: Memory, *, spaces: frozenset[str] | None = None, live: bool = True,
+def memories(store: Store, *, spaces: frozenset[str] | None = None, live: bool = True,
              limit: int = 1000) -> list[MemoryItem]:
-    docs = memory.store.find_documents(spaces=spaces, kind="memory", live=live, limit=limit)
+    docs = store.find_documents(spaces=spaces, kind="memory", live=live, limit=limit)
     current: dict[str, Passage] = {}
-    for p in memory.store.document_passages([d.id for d in docs]):
+    for p in store.document_passages([d.id for d in docs]):
         if p.doc_id not in current or p.version >= current[p.doc_id].version:
             current[p.doc_id] = p
     items = []
@@ -328,41 +329,11 @@ def memories(memory: Memory, *, spaces: frozenset[str] | None = None, live: bool
 # -- remember instructions -------------------------------------------------------------
 
 
-def set_instructions(memory: Memory, text: str, space: str = "org") -> None:
+def set_instructions(store: Store, text: str, space: str = "org") -> None:
     text = inputs.text("text", text, MAX_INSTRUCTIONS_BYTES, empty_ok=True)
     space = check_space("space", space)
-    memory.store.put_values(INSTRUCTIONS, {space: text.strip() or None})
+    store.put_values(INSTRUCTIONS, {space: text.strip() or None})
 
 
-def get_instructions(memory: Memory, space: str = "org") -> str | None:
-    return memory.store.get_values(INSTRUCTIONS, [space]).get(space)
-
-
-# -- the background embedding ----------------------------------------------------------
-
-
-def embed_pending(memory: Memory, limit: int = 256) -> bool:
-    """Embed records written without vectors; True when none are left."""
-    with memory._lock:
-        state = memory._current()
-        pending = sorted(state.unembedded)[:limit]
-    if not pending:
-        return True
-    by_kind = {kind: [rid for k, rid in pending if k == kind] for kind in ("passage", "entity", "fact")}
-    store = memory.store
-    records = [*store.passages(by_kind["passage"]), *store.entities(by_kind["entity"]), *store.facts(by_kind["fact"])]
-    vectors, fresh = embed_missing(records, store, memory.embedder.encode)  # no deadline here
-    with memory._lock:
-        state = memory._current()
-        waiting = [r for r in records if (_kind(r), r.id) in state.unembedded]
-        entities = [r for r in waiting if _kind(r) == "entity"]
-        synonyms = link_synonyms(entities, vectors, state, memory.settings)
-        batch = WriteBatch(passages=[r for r in waiting if _kind(r) == "passage"], entities=entities,
-                           facts=[r for r in waiting if _kind(r) == "fact"], synonyms=synonyms,
-                           vectors={h: vectors[h] for h in fresh})
-        memory._commit(batch, vectors, state, late=waiting)
-        return not memory._current().unembedded
-
-
-def _kind(record: object) -> str:
-    return type(record).__name__.lower()
+def get_instructions(store: Store, space: str = "org") -> str | None:
+    return store.get_values(INSTRUCTIONS, [space]).get(space)

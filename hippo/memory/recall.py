@@ -7,6 +7,9 @@ Seeds come from two sources, fused:
     its nearest entity nodes, weighted by similarity / number of passages.
 Offline, without an LLM fact filter, (b) carries most of the signal; (a)
 adds relations the query words do not name.
+
+Everything recall reads goes through the reader's ``RecallSource``
+(``hippo.memory.source``); the walk from the seeds is ``hippo.memory.spread``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
@@ -27,12 +29,9 @@ from hippo.graph.scoring import (
     top_distinct,
     top_indices,
 )
-from hippo.graph.ppr import SparseScores
-from hippo.graph.view import GraphView
-from hippo.memory.state import DerivedState
-from hippo.memory.titles import title_seeds
+from hippo.memory.source import RecallSource
+from hippo.memory.spread import Tail, passage_mass
 from hippo.models import Clue, Seed, Strategy
-from hippo.store.base import Spaces
 
 
 @dataclass
@@ -40,24 +39,24 @@ class RankedPassages:
     """Recall before hit assembly: passage ids with scores, and what led there."""
 
     strategy: Strategy
-    view: GraphView
+    source: RecallSource
     ranking: list[tuple[str, float]]
     dense: dict[str, float]
     clues: list[Clue]
     seeds: list[Seed]
     seed_vertices: dict[int, float]
-    kept_facts: list[int]  # rows of ``state.facts``
+    kept_facts: list[int]  # fact rows of ``source``
     timings: dict[str, float]
     notes: list[str] = field(default_factory=list)  # what the caller should know (the fact filter's verdict)
     query_vector: np.ndarray | None = None
     fact_scores: list[float] = field(default_factory=list)  # aligned with ``kept_facts``
 
     @classmethod
-    def fallback(cls, strategy: Strategy, view: GraphView, query: str, ranking: list[tuple[str, float]],
+    def fallback(cls, strategy: Strategy, source: RecallSource, query: str, ranking: list[tuple[str, float]],
                  dense: dict[str, float], timings: dict[str, float], notes: list[str] | None = None,
                  query_vector: np.ndarray | None = None) -> RankedPassages:
         """No graph walk: the query itself is the one clue."""
-        return cls(strategy=strategy, view=view, ranking=ranking, dense=dense,
+        return cls(strategy=strategy, source=source, ranking=ranking, dense=dense,
                    clues=[Clue(query=query, kind="query", weight=1.0)], seeds=[], seed_vertices={},
                    kept_facts=[], timings=timings, notes=notes or [], query_vector=query_vector)
 
@@ -80,23 +79,13 @@ class DenseHits:
             return np.ones_like(cosines, dtype=np.float64)
         return (np.asarray(cosines, dtype=np.float64) - self.low) / (self.high - self.low)
 
-    def score_of(self, state: DerivedState, q: np.ndarray, vertices: np.ndarray) -> np.ndarray:
+    def score_of(self, source: RecallSource, q: np.ndarray, vertices: np.ndarray) -> np.ndarray:
         """Cosines of these passages: from the hits when there, else scored now."""
         known = dict(zip(self.vertices.tolist(), self.scores.tolist(), strict=True))
         missing = np.array([v for v in vertices.tolist() if v not in known], dtype=np.int64)
         if len(missing):
-            known.update(zip(missing.tolist(), state.passages.scores(q, missing).tolist(), strict=True))
+            known.update(zip(missing.tolist(), source.passage_cosines(q, missing).tolist(), strict=True))
         return np.array([known[v] for v in vertices.tolist()], dtype=np.float64)
-
-
-class Lookup(Protocol):
-    """Texts recall reads from the store to word its clues."""
-
-    def entity_names(self, ids: list[str]) -> dict[str, str]: ...
-
-    def fact_texts(self, ids: list[str]) -> dict[str, str]: ...
-
-    def keyword_scores(self, query: str, limit: int, spaces: Spaces) -> dict[str, float]: ...
 
 
 FactFilter = Callable[[str, list[str]], list[int]]
@@ -105,7 +94,7 @@ most relevant first. An empty list means none is relevant; an exception means no
 
 
 class Recaller:
-    """Recall over one derived state. Holds no data of its own."""
+    """Recall over one reader's ``RecallSource``. Holds no data of its own."""
 
     def __init__(self, settings: Settings, embed: Callable[[list[str]], np.ndarray],
                  query_phrases: Callable[[str], list[str]], fact_filter: FactFilter | None = None,
@@ -116,14 +105,12 @@ class Recaller:
         self._filter = fact_filter
         self._hops = query_hops
 
-    def rank(self, query: str, state: DerivedState, spaces: Spaces, *, n: int, k: int,
-             lookup: Lookup) -> RankedPassages:
+    def rank(self, query: str, source: RecallSource, *, n: int, k: int) -> RankedPassages:
         s = self.settings
         timings: dict[str, float] = {}
         clock = time.perf_counter()
-        view = state.projection.view(spaces)
-        if view.passage_total == 0:
-            return RankedPassages.fallback("empty", view, query, [], {}, timings)
+        if source.passage_total == 0:
+            return RankedPassages.fallback("empty", source, query, [], {}, timings)
         phrases = self._phrases(query)
         hops = self._hops(query) if self._hops is not None and s.hop_fact_queries else []
         vectors = self._embed([query, *phrases, *hops])
@@ -132,89 +119,75 @@ class Recaller:
 
         clock = time.perf_counter()
         ranking_k = max(k * 4, 50)
-        dense = self._dense(state, view, q, max(s.passage_prior_top, ranking_k))
-        kept, fact_scores = self._facts(state, view, np.vstack([q, hop_vectors]) if len(hops) else q)
-        links = self._links(state, view, phrase_vectors)
+        dense = self._dense(source, q, max(s.passage_prior_top, ranking_k))
+        kept, fact_scores = self._facts(source, np.vstack([q, hop_vectors]) if len(hops) else q)
+        links = self._links(source, phrase_vectors)
         timings["seeds"] = time.perf_counter() - clock
         notes: list[str] = []
         if self._filter is not None and kept:
             clock = time.perf_counter()
-            kept, fact_scores, note = self._recognise(query, state, kept, fact_scores, lookup)
+            kept, fact_scores, note = self._recognise(query, source, kept, fact_scores)
             timings["filter"] = time.perf_counter() - clock
             notes += [note] if note else []
 
         fact_seeds = fact_seed_weights(
-            ((self._fact_vertices(state, row), fact_scores[i]) for i, row in enumerate(kept)),
-            view.passage_count, s.seed_top_k,
+            ((source.fact_ends(row), fact_scores[i]) for i, row in enumerate(kept)),
+            source.passage_count, s.seed_top_k,
         )
-        link_seeds = link_seed_weights(((v, sim) for v, sim, _ in links), view.passage_count, s.seed_top_k)
+        link_seeds = link_seed_weights(((v, sim) for v, sim, _ in links), source.passage_count, s.seed_top_k)
         seeds = fuse_seeds(fact_seeds, link_seeds, s.fact_seed_share)
-        vertex_ids = state.projection.record_ids
 
         if not seeds:
-            ranking = [(vertex_ids[v], float(c)) for v, c in zip(dense.vertices[:ranking_k].tolist(),
-                                                                 dense.scores[:ranking_k].tolist(), strict=True)]
-            return RankedPassages.fallback("dense", view, query, ranking, dict(ranking), timings, notes, q)
+            ranking = list(zip(source.record_ids(dense.vertices[:ranking_k].tolist()),
+                               map(float, dense.scores[:ranking_k].tolist()), strict=True))
+            return RankedPassages.fallback("dense", source, query, ranking, dict(ranking), timings, notes, q)
 
         clock = time.perf_counter()
-        prior_vertices, prior = self._prior(query, q, dense, state, view, spaces, lookup)
-        titles = title_seeds(state.titles, query, view.visible_passage)
+        prior_vertices, prior = self._prior(query, q, dense, source)
+        titles = source.title_seeds(query)
         reset_vertices = np.concatenate([np.fromiter(seeds, dtype=np.int64, count=len(seeds)), prior_vertices,
                                          np.fromiter(titles, dtype=np.int64, count=len(titles))])
         reset_weights = np.concatenate([np.fromiter(seeds.values(), dtype=np.float64, count=len(seeds)),
                                         s.passage_weight * prior,
                                         s.title_weight * np.fromiter(titles.values(), dtype=np.float64,
                                                                      count=len(titles))])
-        tail = self._tail(state, view, q, dense, prior_vertices) if s.passage_prior_top and s.prior_tail else None
-        passage_vertices, mass = self._walk(view, reset_vertices, reset_weights, tail)
+        tail = self._tail(source, q, dense, prior_vertices) if s.passage_prior_top and s.prior_tail else None
+        passage_vertices, mass = passage_mass(source, reset_vertices, reset_weights, s, tail)
         if s.bridge_weight > 0:  # the second hop: restart also at the entities of the best passages
-            bridge = bridge_seeds(mass, passage_vertices, view.mentions, view.passage_count,
+            bridge = bridge_seeds(mass, passage_vertices, source.mentions, source.passage_count,
                                   passages=s.bridge_passages, k=s.bridge_top_k)
             if bridge:  # the second walk also restarts at the first seeds: it ranks on its own
                 reset_vertices = np.concatenate([reset_vertices, np.fromiter(bridge, dtype=np.int64)])
                 reset_weights = np.concatenate([reset_weights, s.bridge_weight * np.fromiter(bridge.values(),
                                                                                              dtype=np.float64)])
-                passage_vertices, mass = self._walk(view, reset_vertices, reset_weights, tail)
+                passage_vertices, mass = passage_mass(source, reset_vertices, reset_weights, s, tail)
         timings["ppr"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
         order = top_indices(mass, ranking_k)
         ranked_vertices = passage_vertices[order]
-        ranking = [(vertex_ids[v], float(mass[i])) for v, i in zip(ranked_vertices.tolist(), order, strict=True)]
-        dense_by_id = dict(zip((vertex_ids[v] for v in ranked_vertices.tolist()),
-                               dense.score_of(state, q, ranked_vertices).tolist(), strict=True))
+        ranked_ids = source.record_ids(ranked_vertices.tolist())
+        ranking = [(pid, float(mass[i])) for pid, i in zip(ranked_ids, order, strict=True)]
+        dense_by_id = dict(zip(ranked_ids, dense.score_of(source, q, ranked_vertices).tolist(), strict=True))
 
-        seed_ids = {v: vertex_ids[v] for v in seeds}
-        seed_names = lookup.entity_names(list(seed_ids.values()))
+        seed_ids = dict(zip(seeds, source.record_ids(list(seeds)), strict=True))
+        seed_names = source.entity_names(list(seed_ids.values()))
         seed_list = sorted(
             (Seed(id=seed_ids[v], name=seed_names.get(seed_ids[v], seed_ids[v]), weight=round(w, 6),
                   source="fact" if v in fact_seeds else "query_entity") for v, w in seeds.items()),
             key=lambda x: -x.weight,
         )
-        fact_texts = lookup.fact_texts([state.fact_ids[row] for row in kept])
-        clues = self._clues(state, kept, fact_scores, fact_texts, links, phrases, seeds, seed_ids, n)
+        fact_texts = source.fact_texts(source.fact_ids(kept))
+        clues = self._clues(source, kept, fact_scores, fact_texts, links, phrases, seeds, seed_ids, n)
         timings["readout"] = time.perf_counter() - clock
         strategy: Strategy = "graph" if fact_seeds else "entity_link"
-        return RankedPassages(strategy=strategy, view=view, ranking=ranking, dense=dense_by_id, clues=clues,
+        return RankedPassages(strategy=strategy, source=source, ranking=ranking, dense=dense_by_id, clues=clues,
                               seeds=seed_list, seed_vertices=seeds, kept_facts=kept, timings=timings, notes=notes,
                               query_vector=q, fact_scores=fact_scores)
 
     # -- pieces --------------------------------------------------------------------
 
-    def _walk(self, view: GraphView, vertices: np.ndarray, weights: np.ndarray,
-              tail: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """PPR from the sparse reset (``weights`` at ``vertices``), read out as (the visible passage
-        vertices it reached, one score each). ``tail``: the prior the reset left out, per vertex."""
-        s = self.settings
-        ppr = view.pagerank(vertices, weights, s.damping, solver=s.ppr_solver, epsilon=s.ppr_epsilon,
-                            exact_max_edges=s.ppr_exact_max_edges)
-        if tail is not None:  # PPR restarts (1 - damping) of the reset at each vertex: the direct term
-            direct = (1.0 - s.damping) * tail(ppr.vertices) / float(np.maximum(weights, 0.0).sum())
-            ppr = SparseScores(vertices=ppr.vertices, scores=ppr.scores + direct, pushes=ppr.pushes, edges=ppr.edges)
-        return view.passage_scores(ppr, s.passage_readout, s.readout_blend)
-
-    def _tail(self, state: DerivedState, view: GraphView, q: np.ndarray, dense: DenseHits,
-              prior_vertices: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    def _tail(self, source: RecallSource, q: np.ndarray, dense: DenseHits, prior_vertices: np.ndarray) -> Tail:
         """The reset weight the full prior would give each of these vertices and the top-M prior
         did not: passages the walk reached outside the top M keep their own dense prior (BM25
         beyond its top M is 0 either way). Of the full prior's PPR this is the direct term, not
@@ -224,21 +197,21 @@ class Recaller:
 
         def tail(vertices: np.ndarray) -> np.ndarray:
             out = np.zeros(len(vertices))
-            at = np.flatnonzero(view.visible_passage[vertices] & ~np.isin(vertices, prior_vertices))
+            at = np.flatnonzero(source.visible_passage[vertices] & ~np.isin(vertices, prior_vertices))
             if len(at):
-                cosines = state.passages.scores(q, vertices[at])
+                cosines = source.passage_cosines(q, vertices[at])
                 out[at] = weight * np.clip(np.nan_to_num(dense.scaled(cosines), neginf=0.0), 0.0, None)
             return out
         return tail
 
-    def _recognise(self, query: str, state: DerivedState, kept: list[int], scores: list[float],
-                   lookup: Lookup) -> tuple[list[int], list[float], str | None]:
+    def _recognise(self, query: str, source: RecallSource, kept: list[int],
+                   scores: list[float]) -> tuple[list[int], list[float], str | None]:
         """The fact filter's verdict on the retrieved facts. Kept facts keep their retrieval
         scores. Keeping none leaves the query-entity seeds (else dense retrieval) to carry
         recall, as HippoRAG 2 falls back; a filter that fails keeps every fact (an outage of
         the model must not change what recall finds) and says so."""
-        ids = [state.fact_ids[row] for row in kept]
-        texts = lookup.fact_texts(ids)
+        ids = source.fact_ids(kept)
+        texts = source.fact_texts(ids)
         try:
             chosen = self._filter(query, [texts.get(fid, "") for fid in ids])
         except Exception as exc:  # any failure of the optional step: recall goes on without it
@@ -248,8 +221,8 @@ class Recaller:
             return [], [], f"the fact filter kept none of the {len(kept)} retrieved facts"
         return [kept[i] for i in chosen], [scores[i] for i in chosen], None
 
-    def _prior(self, query: str, q: np.ndarray, dense: DenseHits, state: DerivedState, view: GraphView,
-               spaces: Spaces, lookup: Lookup) -> tuple[np.ndarray, np.ndarray]:
+    def _prior(self, query: str, q: np.ndarray, dense: DenseHits,
+               source: RecallSource) -> tuple[np.ndarray, np.ndarray]:
         """The passage part of the reset vector: (passage vertices, weights before
         ``passage_weight``). Min-max dense scores, mixed with BM25 when
         ``keyword_prior_share`` > 0 (rare names the embedder blurs), on the top
@@ -258,42 +231,41 @@ class Recaller:
         passage (``passage_prior_top = 0`` gives every visible passage a prior, as
         hippo did before; O(passages))."""
         top = self.settings.passage_prior_top
-        vertices, cosines = (dense.vertices[:top], dense.scores[:top]) if top else self._every_passage(state, view, q)
+        vertices, cosines = (dense.vertices[:top], dense.scores[:top]) if top else self._every_passage(source, q)
         share = self.settings.keyword_prior_share
         keyword: dict[int, float] = {}
         if share > 0:
-            vertex = state.projection.vertex
-            keyword = {vertex[pid]: score for pid, score in
-                       lookup.keyword_scores(query, top or KEYWORD_POOL, spaces).items()}
+            keyword = source.keyword_scores(query, top or KEYWORD_POOL)
         have = set(vertices.tolist())
         extra = np.array([v for v in keyword if v not in have], dtype=np.int64)
         if len(extra) and top:
             vertices = np.concatenate([vertices, extra])
-            cosines = np.concatenate([cosines, state.passages.scores(q, extra)])
+            cosines = np.concatenate([cosines, source.passage_cosines(q, extra)])
         prior = dense.scaled(cosines)
         if share <= 0:
             return vertices, prior
         matched = np.array([keyword.get(v, 0.0) for v in vertices.tolist()])
         # BM25 is 0 for most passages, so its minimum is 0 unless every visible passage matched.
-        low = float(matched.min()) if len(keyword) >= view.passage_total else 0.0
+        low = float(matched.min()) if len(keyword) >= source.passage_total else 0.0
         high = float(matched.max()) if len(matched) else 0.0
         scaled = (matched - low) / (high - low) if high - low > 1e-12 else np.ones_like(matched) * (high > 0)
         return vertices, (1 - share) * prior + share * scaled
 
     @staticmethod
-    def _every_passage(state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        vertices = view.passage_vertices
-        return vertices, state.passages.scores(q, vertices)
+    def _every_passage(source: RecallSource, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        vertices = source.passage_nodes()
+        return vertices, source.passage_cosines(q, vertices)
 
     @staticmethod
-    def _dense(state: DerivedState, view: GraphView, q: np.ndarray, k: int) -> DenseHits:
+    def _dense(source: RecallSource, q: np.ndarray, k: int) -> DenseHits:
         """The ``k`` visible passages closest to the query, with the range of every visible
         passage's cosine (an approximate index finds the lowest by searching for ``-q``)."""
-        scores, vertices, low = state.passages.top_and_lowest(q, k, view.codes)
-        return DenseHits(vertices=vertices, scores=scores.astype(np.float64), low=low,
+        nearest = source.nearest_passages(q, k)
+        scores = nearest.scores
+        return DenseHits(vertices=nearest.handles, scores=scores.astype(np.float64), low=nearest.low,
                          high=float(scores[0]) if len(scores) else 0.0)
 
-    def _facts(self, state: DerivedState, view: GraphView, q: np.ndarray) -> tuple[list[int], list[float]]:
+    def _facts(self, source: RecallSource, q: np.ndarray) -> tuple[list[int], list[float]]:
         """The top facts (distinct texts) among visible ones, with min-max scores over every
         visible fact (an approximate index finds the lowest by searching for ``-q``).
 
@@ -301,51 +273,45 @@ class Recaller:
         then scores its best cosine with any of them (and the scale's floor is the highest of
         their floors, a bound of the true one)."""
         top_k = self.settings.fact_top_k
-        if not len(state.facts) or top_k == 0:
+        if not source.fact_total() or top_k == 0:
             return [], []
         queries = np.atleast_2d(q)
-        found = [state.facts.top_and_lowest(x, top_k * 8, view.codes) for x in queries]
-        raw, rows, low = found[0]
+        found = [source.nearest_facts(x, top_k * 8) for x in queries]
+        raw, rows, low = found[0].scores, found[0].handles, found[0].low
         if len(found) > 1:
-            rows = np.unique(np.concatenate([f[1] for f in found]))
-            raw = np.max([state.facts.scores(x, rows) for x in queries], axis=0)
-            low = max(f[2] for f in found)
+            rows = np.unique(np.concatenate([f.handles for f in found]))
+            raw = np.max([source.fact_cosines(x, rows) for x in queries], axis=0)
+            low = max(f.low for f in found)
             rows, raw = rows[np.argsort(-raw, kind="stable")], -np.sort(-raw, kind="stable")
         if not len(rows):
             return [], []
         raw = raw.astype(np.float64)
         high = float(raw[0])
         scaled = (raw - low) / (high - low) if high - low > 1e-12 else np.ones_like(raw)
-        keys = state.facts.key_of(rows).tolist()
+        keys = source.fact_keys(rows).tolist()
         chosen = top_distinct(raw, keys, top_k, depth=top_k * 8)
         return [int(rows[i]) for i in chosen], [float(scaled[i]) for i in chosen]
 
-    @staticmethod
-    def _fact_vertices(state: DerivedState, row: int) -> list[int]:
-        return state.fact_vertices(row)
-
-    def _links(self, state: DerivedState, view: GraphView, phrase_vectors: np.ndarray
-               ) -> list[tuple[int, float, int]]:
+    def _links(self, source: RecallSource, phrase_vectors: np.ndarray) -> list[tuple[int, float, int]]:
         """(vertex, similarity, phrase index) for each query phrase's nearest visible entities."""
         s = self.settings
-        if not len(phrase_vectors) or not len(state.entities) or s.link_top_k == 0:
+        if not len(phrase_vectors) or not source.entity_total() or s.link_top_k == 0:
             return []
         links = []
-        for p, (sims, vertices) in enumerate(state.entities.search(phrase_vectors, s.link_top_k, view.codes)):
+        for p, (sims, vertices) in enumerate(source.nearest_entities(phrase_vectors, s.link_top_k)):
             for sim, v in zip(sims.tolist(), vertices.tolist(), strict=True):
                 if sim >= s.link_min_score:
                     links.append((int(v), float(sim), p))
         return links
 
-    def _clues(self, state: DerivedState, kept: list[int], fact_scores: list[float],
+    def _clues(self, source: RecallSource, kept: list[int], fact_scores: list[float],
                fact_texts: dict[str, str], links: list[tuple[int, float, int]], phrases: list[str],
                seeds: dict[int, float], seed_ids: dict[int, str], n: int) -> list[Clue]:
         """Surrogate queries (kept facts) and seed ids (linked entities), deduped and capped."""
         clues: list[Clue] = []
-        for row, score in zip(kept, fact_scores, strict=True):
-            ids = [seed_ids[v] for v in self._fact_vertices(state, row) if v in seeds]
-            clues.append(Clue(query=fact_texts.get(state.fact_ids[row]), seed_ids=ids,
-                              weight=round(score, 6), kind="fact"))
+        for row, fid, score in zip(kept, source.fact_ids(kept), fact_scores, strict=True):
+            ids = [seed_ids[v] for v in source.fact_ends(row) if v in seeds]
+            clues.append(Clue(query=fact_texts.get(fid), seed_ids=ids, weight=round(score, 6), kind="fact"))
         for v, similarity, p in links:
             if v in seeds:
                 clues.append(Clue(query=phrases[p], seed_ids=[seed_ids[v]], weight=round(seeds[v], 6),

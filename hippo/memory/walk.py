@@ -2,10 +2,11 @@
 
 ``Memory.recall`` chooses its own seeds from a query; a client fanning clues
 out over the ``graph`` method names them instead (the seed ids recall
-returned, or any entity id). Everything here runs on the reader's view,
-``state.projection.view(spaces)``: passages outside ``spaces`` have no edges
-there, so no walk reaches them, no hidden entity counts as a seed, and an id
-the reader may not see is treated exactly like an id that does not exist.
+returned, or any entity id). From the seeds on, the path is recall's own
+(``hippo.memory.spread``), read through the reader's ``RecallSource``:
+passages outside ``spaces`` have no edges there, so no walk reaches them, no
+hidden entity counts as a seed, and an id the reader may not see is treated
+exactly like an id that does not exist.
 """
 
 from __future__ import annotations
@@ -13,21 +14,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from hippo.graph.edges import KIND_NAMES
-from hippo.graph.scoring import top_indices
-from hippo.graph.view import GraphView
+from hippo.memory.core import Engine
 from hippo.memory.hits import assemble_hits
-from hippo.memory.names import visible_names
+from hippo.memory.source import LocalSource, RecallSource
+from hippo.memory.spread import passage_mass, ranking, spread
 from hippo.models import GraphEdge, GraphNode, Hit, Neighborhood, Provenance
 from hippo.store.base import Spaces
-
-if TYPE_CHECKING:
-    from hippo.memory.engine import Memory
-    from hippo.memory.state import DerivedState
 
 MAX_HOPS = 3
 PATH_BUDGET = 200_000  # vertices a provenance search may visit before it gives up
@@ -45,42 +42,32 @@ class ViewRecords:
 def _reads(walk: Callable[..., T]) -> Callable[..., T]:
     """Run a walk inside the engine's read section: a write's in-place update waits for it."""
     @functools.wraps(walk)
-    def guarded(memory: Memory, *args: Any, **kwargs: Any) -> T:
-        with memory.reading():
-            return walk(memory, *args, **kwargs)
+    def guarded(engine: Engine, *args: Any, **kwargs: Any) -> T:
+        with engine.reading():
+            return walk(engine, *args, **kwargs)
     return guarded
 
 
-def _state(memory: Memory) -> DerivedState:
-    # Inside a read section: the section's consistent state, the one recall reads.
-    return memory._current()  # noqa: SLF001
-
-
 @_reads
-def graph_spaces(memory: Memory) -> frozenset[str]:
+def graph_spaces(engine: Engine) -> frozenset[str]:
     """Every space that holds a live passage of the graph."""
-    return _state(memory).projection.live_spaces()
+    return engine.state.projection.live_spaces()
 
 
-def _visible(view: GraphView, v: int) -> bool:
-    return bool(view.visible(np.array([v]))[0])
+def _source(engine: Engine, spaces: Spaces) -> LocalSource:
+    # Inside a read section: the section's consistent state, the one recall reads.
+    return LocalSource(engine.state, engine.store, spaces)
 
 
-def _pagerank(memory: Memory, view: GraphView, vertices: list[int], weights: list[float]):  # noqa: ANN202
-    s = memory.settings
-    return view.pagerank(np.array(vertices, dtype=np.int64), np.array(weights, dtype=np.float64), s.damping,
-                         solver=s.ppr_solver, epsilon=s.ppr_epsilon, exact_max_edges=s.ppr_exact_max_edges)
-
-
-def _way_back(view: GraphView, start: int, seeds: set[int], ids: list[str]) -> list[int]:
+def _way_back(source: RecallSource, start: int, seeds: set[int]) -> list[int]:
     """The shortest way from a seed to ``start`` (seed first, ``start`` left out); among
-    equally short ways the smallest by record ids, never by vertex numbers. Breadth-first
-    over the reader's edges; empty when no seed is within ``PATH_BUDGET`` vertices."""
+    equally short ways the smallest by record ids, never by node handles. Breadth-first
+    over the reader's edges; empty when no seed is within ``PATH_BUDGET`` nodes."""
     parents: dict[int, set[int]] = {start: set()}
     frontier = np.array([start], dtype=np.int64)
     reached: list[int] = []
     while len(frontier) and not reached and len(parents) < PATH_BUDGET:
-        owners, columns = view.entries(frontier)
+        owners, columns = source.edges(frontier)
         layer: dict[int, set[int]] = {}
         for owner, target in zip(owners.tolist(), columns["targets"].tolist(), strict=True):
             if target not in parents:
@@ -90,30 +77,27 @@ def _way_back(view: GraphView, start: int, seeds: set[int], ids: list[str]) -> l
         frontier = np.fromiter(layer, dtype=np.int64, count=len(layer))
     if not reached:
         return []
-    way = [min(reached, key=lambda v: ids[v])]
+
+    def smallest(nodes: Iterable[int]) -> int:
+        nodes = list(nodes)
+        return min(zip(source.record_ids(nodes), nodes, strict=True))[1]
+
+    way = [smallest(reached)]
     while True:
         before = parents[way[-1]]
         if not before or start in before:
             return way
-        way.append(min(before, key=lambda v: ids[v]))
+        way.append(smallest(before))
 
 
 @_reads
-def resolve_seeds(memory: Memory, seed_ids: Iterable[str], spaces: Spaces) -> dict[str, int]:
-    """Seed id -> graph vertex, for the ids the reader can see (entities or passages)."""
-    state = _state(memory)
-    projection = state.projection
-    view = projection.view(spaces)
-    found: dict[str, int] = {}
-    for sid in seed_ids:
-        v = projection.vertex.get(sid)
-        if v is not None and _visible(view, v):
-            found[sid] = v
-    return found
+def resolve_seeds(engine: Engine, seed_ids: Iterable[str], spaces: Spaces) -> dict[str, int]:
+    """Seed id -> graph node, for the ids the reader can see (entities or passages)."""
+    return _source(engine, spaces).nodes(list(seed_ids))
 
 
 @_reads
-def seed_walk(memory: Memory, seed_weights: Mapping[str, float], *, spaces: Spaces, k: int,
+def seed_walk(engine: Engine, seed_weights: Mapping[str, float], *, spaces: Spaces, k: int,
               token_budget: int | None = None) -> list[Hit]:
     """Passages ranked by the PPR mass flowing from the given seeds.
 
@@ -123,46 +107,43 @@ def seed_walk(memory: Memory, seed_weights: Mapping[str, float], *, spaces: Spac
     the shortest way there: a seed, then the nodes between) and its facts that
     touch a seed.
     """
-    state = _state(memory)
-    projection = state.projection
-    view = projection.view(spaces)
-    vertices = resolve_seeds(memory, seed_weights, spaces)
+    source = _source(engine, spaces)
+    vertices = source.nodes(list(seed_weights))
     weights = [max(float(seed_weights[sid]), 0.0) for sid in vertices]
-    if not vertices or sum(weights) <= 0 or not view.passage_total:
+    if not vertices or sum(weights) <= 0 or not source.passage_total:
         return []
-    settings = memory.settings
-    ppr = _pagerank(memory, view, list(vertices.values()), weights)
-    passage_vertices, mass = view.passage_scores(ppr, settings.passage_readout, settings.readout_blend)
-    order = [i for i in top_indices(mass, max(k * 4, 50)) if mass[i] > 0]
-    ranking = [(projection.record_ids[int(passage_vertices[i])], float(mass[i])) for i in order]
-    passages = {p.id: p for p in memory.store.passages(pid for pid, _ in ranking)}
+    passage_vertices, mass = passage_mass(source, np.array(list(vertices.values()), dtype=np.int64),
+                                          np.array(weights, dtype=np.float64), engine.settings)
+    ranked = ranking(source, passage_vertices, mass, max(k * 4, 50), reached_only=True)
+    passages = {p.id: p for p in engine.store.passages(pid for pid, _ in ranked)}
+    node_of = source.nodes([pid for pid, _ in ranked])
 
     seed_of_vertex = {v: sid for sid, v in vertices.items()}
-    fact_ids = [fid for pid, _ in ranking for fid in projection.fact_ids.take(projection.facts_of(projection.vertex[pid]))]
+    fact_ids = [fid for pid, _ in ranked for fid in source.passage_facts(node_of[pid])]
     facts_by_passage: dict[str, list[str]] = {}
-    for fact in memory.store.facts(fact_ids):
+    for fact in engine.store.facts(fact_ids):
         if fact.subject_id in vertices or fact.object_id in vertices:
             facts_by_passage.setdefault(fact.passage_id, []).append(fact.id)
 
     def provenance(pid: str) -> Provenance:
-        v = projection.vertex[pid]
-        mentioned = view.mentions(v).tolist()
-        # Seeds by weight, then id; ties never by vertex number (hidden records shift those).
+        v = node_of[pid]
+        mentioned = source.mentions(v).tolist()
+        # Seeds by weight, then id; ties never by node handle (hidden records shift those).
         nodes = sorted((seed_of_vertex[u] for u in mentioned if u in seed_of_vertex),
                        key=lambda sid: (-float(seed_weights[sid]), sid))
         if v in seed_of_vertex:
             nodes.insert(0, seed_of_vertex[v])
         if not nodes:  # reached in more hops: the shortest way from a seed, seed first
-            ids = projection.record_ids
-            nodes = [ids[u] for u in _way_back(view, v, set(seed_of_vertex), ids)]
+            nodes = source.record_ids(_way_back(source, v, set(seed_of_vertex)))
         return Provenance(nodes=nodes, facts=facts_by_passage.get(pid, []))
 
-    return assemble_hits(ranking, passages, k=k, token_budget=token_budget,
-                         stage_scores=lambda pid: {"ppr": round(dict(ranking)[pid], 8)}, provenance=provenance)
+    scores = dict(ranked)
+    return assemble_hits(ranked, passages, k=k, token_budget=token_budget,
+                         stage_scores=lambda pid: {"ppr": round(scores[pid], 8)}, provenance=provenance)
 
 
 @_reads
-def neighbors(memory: Memory, seed_ids: Iterable[str], *, spaces: Spaces, hops: int = 1,
+def neighbors(engine: Engine, seed_ids: Iterable[str], *, spaces: Spaces, hops: int = 1,
               limit: int = 50) -> Neighborhood:
     """The nodes within ``hops`` edges of the seeds and the weighted edges between them.
 
@@ -173,46 +154,41 @@ def neighbors(memory: Memory, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
     """
     if not 1 <= hops <= MAX_HOPS:
         raise ValueError(f"hops must be from 1 to {MAX_HOPS}")
-    state = _state(memory)
-    projection = state.projection
-    view = projection.view(spaces)
-    seeds = resolve_seeds(memory, seed_ids, spaces)
+    source = _source(engine, spaces)
+    seeds = source.nodes(list(seed_ids))
     if not seeds:
         return Neighborhood(seeds=[], nodes=[], edges=[])
     reached = set(seeds.values())
     frontier = np.array(sorted(reached), dtype=np.int64)
     for _ in range(hops):
-        _, columns = view.entries(frontier)
+        _, columns = source.edges(frontier)
         fresh = set(columns["targets"].tolist()) - reached
         reached |= fresh
         frontier = np.fromiter(fresh, dtype=np.int64, count=len(fresh))
 
-    ppr = _pagerank(memory, view, list(seeds.values()), [1.0] * len(seeds))
+    ppr = spread(source, np.array(list(seeds.values()), dtype=np.int64), np.ones(len(seeds)), engine.settings)
     mass = dict(zip(ppr.vertices.tolist(), ppr.scores.tolist(), strict=True))
     seed_vertices = set(seeds.values())
-    # Ties go by record id, never by vertex number: hidden records shift vertex numbers.
-    ids = projection.record_ids
+    # Ties go by record id, never by node handle: hidden records shift node handles.
+    ids = dict(zip(reached, source.record_ids(list(reached)), strict=True))
     others = sorted(reached - seed_vertices, key=lambda v: (-mass.get(v, 0.0), ids[v]))
     kept = sorted(seed_vertices, key=lambda v: (-mass.get(v, 0.0), ids[v])) + \
         others[: max(0, limit - len(seed_vertices))]
 
     kept_set = set(kept)
-    entity_ids = [projection.record_ids[v] for v in kept if not projection.is_passage[v]]
-    passage_ids = [projection.record_ids[v] for v in kept if projection.is_passage[v]]
-    names = visible_names(memory.store, projection, view, entity_ids)
-    names.update({p.id: p.title for p in memory.store.passages(passage_ids)})
-    nodes = [GraphNode(id=projection.record_ids[v], kind="passage" if projection.is_passage[v] else "entity",
-                       name=names.get(projection.record_ids[v], ""), score=round(mass.get(v, 0.0), 8),
-                       seed=v in seed_vertices) for v in kept]
+    is_passage = {v: source.is_passage(v) for v in kept}
+    names = source.entity_names([ids[v] for v in kept if not is_passage[v]])
+    names.update({p.id: p.title for p in engine.store.passages([ids[v] for v in kept if is_passage[v]])})
+    nodes = [GraphNode(id=ids[v], kind="passage" if is_passage[v] else "entity", name=names.get(ids[v], ""),
+                       score=round(mass.get(v, 0.0), 8), seed=v in seed_vertices) for v in kept]
 
-    weights: dict[tuple[int, int, str], float] = {}
-    inside = np.array(kept, dtype=np.int64)
-    owners, columns = view.entries(inside)
+    weights: dict[tuple[str, str, str], float] = {}
+    owners, columns = source.edges(np.array(kept, dtype=np.int64))
     for owner, target, kind, weight in zip(owners.tolist(), columns["targets"].tolist(), columns["kinds"].tolist(),
                                            columns["weights"].tolist(), strict=True):
-        source = kept[owner]
-        if target in kept_set and source < target:  # each edge is an entry at both of its ends
-            a, b = sorted((ids[source], ids[target]))
+        source_node = kept[owner]
+        if target in kept_set and source_node < target:  # each edge is an entry at both of its ends
+            a, b = sorted((ids[source_node], ids[target]))
             key = (a, b, KIND_NAMES[kind])
             weights[key] = weights.get(key, 0.0) + float(weight)
     edges = [GraphEdge(src=a, dst=b, kind=kind, weight=round(w, 6)) for (a, b, kind), w in sorted(weights.items())]
@@ -220,9 +196,9 @@ def neighbors(memory: Memory, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
 
 
 @_reads
-def view_records(memory: Memory, spaces: Spaces) -> ViewRecords:
+def view_records(engine: Engine, spaces: Spaces) -> ViewRecords:
     """Ids of the entities and facts a reader of ``spaces`` can reach."""
-    state = _state(memory)
+    state = engine.state
     p = state.projection
     view = p.view(spaces)
     entities = np.flatnonzero(~p.is_passage.values)

@@ -36,9 +36,14 @@ def in_order(wanted: list[str], found: Mapping[str, T]) -> list[T]:
     return [found[i] for i in wanted if i in found]
 
 
-def version_conflict(doc_id: str, found: int, expected: int) -> Conflict:
-    return Conflict(f"document {doc_id} is at version {found}, not {expected}: another writer changed it; "
-                    "nothing was written")
+def check_versions(expected: Mapping[str, int], stored: Mapping[str, int]) -> None:
+    """Refuse a write planned on document versions another writer has moved since (optimistic
+    concurrency): ``stored`` is what the store holds now, an absent document being version 0."""
+    for doc_id, version in expected.items():
+        found = stored.get(doc_id, 0)
+        if found != version:
+            raise Conflict(f"document {doc_id} is at version {found}, not {version}: another writer changed it; "
+                           "nothing was written")
 
 
 def nothing_staged(identity: EmbeddingIdentity) -> Conflict:

@@ -14,10 +14,10 @@ from typing import TypeVar
 
 import numpy as np
 
-from hippo.errors import Conflict, StoreError
+from hippo.errors import StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
-from hippo.store.common import in_order, keyword_query
+from hippo.store.common import check_versions, in_order, keyword_query
 from hippo.store.sqlite_embedding import SQLiteEmbeddings, blob as _blob
 
 R = TypeVar("R", Passage, Entity, Fact, DocumentRecord)
@@ -181,11 +181,7 @@ class SQLiteStore(SQLiteEmbeddings):
         stored: dict[str, int] = {}
         for part in _chunks(list(expected)):  # one query per 500 documents, not one each
             stored.update(db.execute(f"SELECT id, version FROM documents WHERE id IN ({_marks(len(part))})", part))
-        for doc_id, version in expected.items():
-            found = stored.get(doc_id, 0)
-            if found != version:
-                raise Conflict(f"document {doc_id} is at version {found}, not {version}: another writer "
-                               "changed it; nothing was written")
+        check_versions(expected, stored)
 
     def _existing(self, db: sqlite3.Connection, ids: list[str]) -> set[str]:
         found: set[str] = set()

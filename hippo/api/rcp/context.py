@@ -33,7 +33,7 @@ class LiveSpaces:
         with self.memory.reading() as state:  # the snapshot recall reads
             key = (id(state), state.revision)
         if key != self.key:
-            self.spaces, self.key = graph_spaces(self.memory), key
+            self.spaces, self.key = graph_spaces(self.memory.engine), key
         return self.spaces
 
 

@@ -80,7 +80,7 @@ class TextForm:
 
 def text_form(memory: Memory, spaces: Spaces) -> TextForm:
     """Entities and facts a reader of ``spaces`` reaches, and their size in tokens."""
-    records = view_records(memory, spaces)
+    records = view_records(memory.engine, spaces)
     names = [e.name for e in memory.store.entities(records.entity_ids)]
     facts = [f.text for f in memory.store.facts(records.fact_ids)]
     return TextForm(tokens=sum(approx_tokens(t) for t in names) + sum(approx_tokens(t) for t in facts),

@@ -17,7 +17,7 @@ import numpy as np
 from hippo.errors import StoreError
 from hippo.models import Entity, Fact, Passage
 from hippo.store.base import WriteBatch, embed_hash
-from hippo.store.common import chunks, version_conflict
+from hippo.store.common import check_versions, chunks
 from hippo.store.cypher import cypher
 from hippo.store.neo4j.schema import META, lock_meta
 from hippo.store.neo4j.vectors import VECTOR_DTYPE, vector_bytes, vector_list
@@ -74,9 +74,7 @@ class BatchWriter:
         if self.expect_versions:
             found = {r["id"]: int(r["version"] or 0)
                      for r in tx.run(cypher("document_versions"), ids=list(self.expect_versions))}
-            for doc_id, version in self.expect_versions.items():
-                if found.get(doc_id, 0) != version:
-                    raise version_conflict(doc_id, found.get(doc_id, 0), version)
+            check_versions(self.expect_versions, found)
 
         stored = tx.run(cypher("existing_records"), documents=[], passages=[p.id for p in self.passages],
                         entities=[e.id for e in self.entities], facts=[f.id for f in self.facts],

@@ -1,0 +1,207 @@
+"""The engine's core: the one owner of the derived state and of the write protocol.
+
+``Engine`` alone holds the writer lock, the state guard (readers vs the
+in-place update that follows a write), the derived indexes with their saved
+copy, the bounded encoder and the background embedder. Everything that
+writes goes through ``Engine.write(plan)``:
+
+    lock -> current state -> plan(state) -> commit -> the plan's result
+
+retried with a jittered backoff (``hippo.memory.retry``) when the store
+refuses the write because another process moved a version it was planned on
+(``Conflict``). The lock is released between attempts, so this process's
+other writers go on while one waits. Readers take ``Engine.reading()``, or
+``Engine.state`` for a one-off look.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from hippo.config import Settings
+from hippo.embed import Embedder
+from hippo.errors import Conflict, StoreError
+from hippo.memory import reembed
+from hippo.memory.delta import Delta
+from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
+from hippo.memory.guard import StateGuard
+from hippo.memory.indexing import embed_missing, link_synonyms
+from hippo.memory.persist import DerivedCache, load_state
+from hippo.memory.retry import WRITE_ATTEMPTS, WRITE_DEADLINE, write_attempts
+from hippo.memory.state import DerivedState
+from hippo.models import Entity, Fact, Passage
+from hippo.store import Store, WriteBatch
+
+T = TypeVar("T")
+RELOAD_RETRIES = 3  # derived-state reloads that may fail because other processes kept writing
+
+
+@dataclass
+class Planned(Generic[T]):
+    """One attempt's plan: what to write, and what the caller gets once it is written.
+
+    ``result`` runs after the commit, still under the writer lock, with the
+    revision the write made (the state's own when ``batch`` is None: nothing
+    to write, as in a dry run). ``late``: records stored earlier that only now
+    get their vectors (the background embedding).
+    """
+
+    batch: WriteBatch | None
+    result: Callable[[int], T]
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    late: list[Passage | Entity | Fact] | None = None
+
+
+class Engine:
+    """The derived state of one store, and the only way to write to it."""
+
+    def __init__(self, store: Store, settings: Settings, embedder: Embedder) -> None:
+        self.store, self.settings, self.embedder = store, settings, embedder
+        self._lock = threading.RLock()  # one writer at a time
+        self._guard = StateGuard()
+        self._cache = DerivedCache.for_store(store, settings, embedder.dim)
+        self._state = load_state(store, settings, embedder.dim, self._cache)
+        self._encoder = BoundedEncoder(embedder.encode, settings.remember_embed_timeout)
+        self._background = BackgroundEmbedder(self._embed_pending)
+        if self._state.unembedded:  # left by an earlier process whose embedding timed out
+            self._background.wake()
+
+    def close(self) -> None:
+        self._background.close()
+        self._encoder.close()
+        if self._cache is not None:
+            self._cache.close(self._state, self._guard.write)
+
+    # -- reading -------------------------------------------------------------------
+
+    @property
+    def state(self) -> DerivedState:
+        """The derived indexes, reloaded if another process moved the store's revision.
+
+        Inside a read section the state is the section's: no reload, no lock
+        (a writer holding the lock may be waiting for this very reader).
+        """
+        if self._guard.reading:
+            return self._state
+        with self._lock:
+            if self.store.revision() != self._state.revision:
+                reembed.check_identity(self.store, self.embedder)  # re-embedded by another process?
+                self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
+            return self._state
+
+    @contextmanager
+    def reading(self) -> Iterator[DerivedState]:
+        """The derived state, consistent for the whole block: writes that update it wait."""
+        if not self._guard.reading:
+            _ = self.state
+        with self._guard.read():
+            yield self._state
+
+    @property
+    def cache(self) -> DerivedCache | None:
+        """The saved copy of the derived state beside the store (``cache.outcome`` says how it loaded)."""
+        return self._cache
+
+    @property
+    def background(self) -> BackgroundEmbedder:
+        """The thread that embeds records written without a vector (a remember that timed out)."""
+        return self._background
+
+    def encode_bounded(self, texts: list[str]) -> np.ndarray:
+        """Encode within ``settings.remember_embed_timeout`` (``EmbeddingTimeout`` past it)."""
+        return self._encoder(texts)
+
+    # -- writing -------------------------------------------------------------------
+
+    def write(self, plan: Callable[[DerivedState], Planned[T]], *, attempts: int = WRITE_ATTEMPTS,
+              deadline: float = WRITE_DEADLINE, what: str | None = None) -> T:
+        """Plan on the current state and commit, again on ``Conflict``; the plan's result.
+
+        ``plan`` runs under the writer lock and may run more than once: it reads
+        the store and the state it is given, and must not write. ``attempts`` and
+        ``deadline`` bound the retries (``write_attempts``); when they run out,
+        the last ``Conflict`` is raised, or one naming ``what`` kept changing.
+        """
+        failed_reloads, conflict = 0, None
+        attempt = 0
+        for attempt in write_attempts(at_least=attempts, deadline=deadline):
+            with self._lock:
+                try:
+                    state = self.state
+                except StoreError:  # other processes kept writing while this one reloaded the derived state
+                    failed_reloads += 1
+                    if failed_reloads > RELOAD_RETRIES:
+                        raise
+                    continue
+                planned = plan(state)
+                try:
+                    revision = state.revision if planned.batch is None else \
+                        self._commit(planned.batch, planned.vectors, state, planned.late)
+                except Conflict as exc:  # another process versioned what this plan read: plan again
+                    conflict = exc
+                    continue
+                return planned.result(revision)
+        if what is not None or conflict is None:
+            raise Conflict(f"{what or 'the write'} kept changing under concurrent writers ({attempt + 1} attempts)")
+        raise conflict
+
+    def _commit(self, batch: WriteBatch, vectors: dict[str, np.ndarray], state: DerivedState,
+                late: list[Passage | Entity | Fact] | None = None) -> int:
+        """Write one batch and make the derived indexes follow it; returns the revision.
+
+        ``state`` is the one the batch was planned on. When another process
+        wrote in between (the revision moved by more than this write), or the
+        write revived passages this state never held, the indexes reload.
+        """
+        revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
+        if revision == state.revision:
+            return revision
+        delta = Delta.of_write(self.store, batch, vectors, revision, late)
+        with self._guard.write():
+            followed = revision == state.revision + 1 and state is self._state and state.apply_delta(delta)
+        if not followed:
+            self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
+        elif self._cache is not None:
+            self._cache.record(delta, state, self._guard.write)
+        return revision
+
+    # -- the background embedding ----------------------------------------------------
+
+    def wait_embedded(self, timeout: float = 30.0) -> bool:
+        """Block until the background embedding has nothing left (True) or ``timeout`` passes."""
+        if not self.state.unembedded:
+            return True
+        self._background.wake()
+        return self._background.idle.wait(timeout) and not self.state.unembedded
+
+    def _embed_pending(self, limit: int = 256) -> bool:
+        """Embed records written without vectors; True when none are left."""
+        pending = sorted(self.state.unembedded)[:limit]
+        if not pending:
+            return True
+        by_kind = {kind: [rid for k, rid in pending if k == kind] for kind in ("passage", "entity", "fact")}
+        store = self.store
+        records = [*store.passages(by_kind["passage"]), *store.entities(by_kind["entity"]),
+                   *store.facts(by_kind["fact"])]
+        vectors, fresh = embed_missing(records, store, self.embedder.encode)  # no deadline here
+
+        def plan(state: DerivedState) -> Planned[bool]:
+            waiting = [r for r in records if (_kind(r), r.id) in state.unembedded]
+            entities = [r for r in waiting if _kind(r) == "entity"]
+            synonyms = link_synonyms(entities, vectors, state, self.settings)
+            batch = WriteBatch(passages=[r for r in waiting if _kind(r) == "passage"], entities=entities,
+                               facts=[r for r in waiting if _kind(r) == "fact"], synonyms=synonyms,
+                               vectors={h: vectors[h] for h in fresh})
+            return Planned(batch, lambda _: not self.state.unembedded, vectors, late=waiting)
+
+        return self.write(plan)
+
+
+def _kind(record: object) -> str:
+    return type(record).__name__.lower()

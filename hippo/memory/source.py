@@ -1,0 +1,254 @@
+"""The read side of recall: what recall, walks and neighbourhoods read, for one reader.
+
+``RecallSource`` names every read the online step makes, within the reader's
+spaces: nearest records per family (passages, facts, entities) with the floor
+of their cosines, exact cosines of given records, BM25 scores, the edges at a
+frontier of nodes, the Personalized PageRank over them and its passage
+read-out, and names and texts by id. Nodes (passages and entities) and fact
+rows are integer handles the source hands out and reads back.
+
+``LocalSource`` serves it from the engine's in-process derived state (graph
+projection, vector and keyword indexes) and the store. A store-side source
+(the next issue's Neo4j reader) serves the same calls with queries: nothing
+here exposes the projection's arrays, only frontier-wise reads a remote
+reader can answer (its PPR can be ``hippo.graph.ppr.push_pagerank`` over
+``neighbours``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from hippo.graph.ppr import Neighbours, SparseScores
+from hippo.graph.scoring import Readout
+from hippo.graph.view import GraphView, Solver
+from hippo.memory.names import visible_names
+from hippo.memory.retrieve import keyword_ranking
+from hippo.memory.state import DerivedState
+from hippo.memory.titles import title_seeds
+from hippo.store import Store
+from hippo.store.base import Spaces
+
+
+class PerNode(Protocol):
+    """A value per node, read for one node or an array of them (``counts[nodes]``)."""
+
+    def __getitem__(self, nodes: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """The records closest to a query vector, best first, and a floor of every visible one's cosine."""
+
+    handles: np.ndarray
+    scores: np.ndarray
+    low: float
+
+
+class RecallSource(Protocol):
+    """What the online step reads, within one reader's spaces (``spaces``)."""
+
+    spaces: Spaces
+
+    # -- the reader's graph ------------------------------------------------------------
+
+    @property
+    def passage_total(self) -> int:
+        """Visible live passages."""
+
+    @property
+    def passage_count(self) -> PerNode:
+        """Per node: how many visible passages mention it (an entity's specificity)."""
+
+    @property
+    def visible_passage(self) -> PerNode:
+        """Per node: whether it is a passage the reader sees."""
+
+    def passage_nodes(self) -> np.ndarray:
+        """Every visible passage (only when a caller asked for a prior on all of them)."""
+
+    def is_passage(self, node: int) -> bool: ...
+
+    def nodes(self, ids: list[str]) -> dict[str, int]:
+        """Handles of the visible passages and entities among ``ids`` (others: as if absent)."""
+
+    def record_ids(self, handles: list[int]) -> list[str]:
+        """Ids of nodes."""
+
+    def mentions(self, passage: int) -> np.ndarray:
+        """Entity nodes a visible passage mentions."""
+
+    def passage_facts(self, passage: int) -> list[str]:
+        """Ids of the facts read from a passage."""
+
+    def edges(self, frontier: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The visible edge entries at a frontier: (index into ``frontier``, columns ``targets``,
+        ``weights``, ``kinds``)."""
+
+    def neighbours(self, frontier: np.ndarray) -> Neighbours:
+        """The same entries in the shape the PPR push reads."""
+
+    def pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float, *, solver: Solver,
+                 epsilon: float, exact_max_edges: int) -> SparseScores:
+        """Personalized PageRank from the reset ``weights`` at ``nodes``, over the visible edges."""
+
+    def passage_readout(self, scores: SparseScores, readout: Readout,
+                        blend: float) -> tuple[np.ndarray, np.ndarray]:
+        """The visible passages the walk reached, one score each."""
+
+    # -- vectors, per family ---------------------------------------------------------------
+
+    def nearest_passages(self, q: np.ndarray, k: int) -> Nearest: ...
+
+    def nearest_facts(self, q: np.ndarray, k: int) -> Nearest:
+        """Handles are fact rows."""
+
+    def nearest_entities(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(cosines, entity nodes) per query row."""
+
+    def passage_cosines(self, q: np.ndarray, passages: np.ndarray) -> np.ndarray: ...
+
+    def fact_cosines(self, q: np.ndarray, rows: np.ndarray) -> np.ndarray: ...
+
+    def fact_total(self) -> int:
+        """Facts with a vector (visible or not): 0 means fact search has nothing to find."""
+
+    def entity_total(self) -> int:
+        """Entities with a vector."""
+
+    def fact_keys(self, rows: np.ndarray) -> np.ndarray:
+        """Per fact row, a key equal for equal texts (dedup of a fact read twice)."""
+
+    def fact_ends(self, row: int) -> list[int]:
+        """The subject and object nodes of a fact row."""
+
+    def fact_ids(self, rows: list[int]) -> list[str]: ...
+
+    # -- words -------------------------------------------------------------------------
+
+    def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
+        """BM25 of the ``limit`` best visible passages, by passage node. In process, statistics
+        come from the reader's spaces only (``hippo.memory.keywords``); a store-side source reads
+        the store's full-text index (``Store.keyword_search``) and must keep that rule."""
+
+    def title_seeds(self, query: str) -> dict[int, float]:
+        """Visible passages whose title the query names, with their share of the title weight."""
+
+    def entity_names(self, ids: list[str]) -> dict[str, str]:
+        """Entity names as the reader's own passages spell them (``hippo.memory.names``)."""
+
+    def fact_texts(self, ids: list[str]) -> dict[str, str]: ...
+
+
+class LocalSource:
+    """``RecallSource`` over the engine's in-process derived state (read inside ``Engine.reading``).
+
+    ``state`` and ``view`` stay open to the in-process steps that have no
+    store-side form yet (clue expansion).
+    """
+
+    def __init__(self, state: DerivedState, store: Store, spaces: Spaces) -> None:
+        self.state, self.store, self.spaces = state, store, spaces
+        self.view: GraphView = state.projection.view(spaces)
+
+    @property
+    def passage_total(self) -> int:
+        return self.view.passage_total
+
+    @property
+    def passage_count(self) -> PerNode:
+        return self.view.passage_count
+
+    @property
+    def visible_passage(self) -> PerNode:
+        return self.view.visible_passage
+
+    def passage_nodes(self) -> np.ndarray:
+        return self.view.passage_vertices
+
+    def is_passage(self, node: int) -> bool:
+        return bool(self.state.projection.is_passage[node])
+
+    def nodes(self, ids: list[str]) -> dict[str, int]:
+        vertex = self.state.projection.vertex
+        found: dict[str, int] = {}
+        for rid in ids:
+            v = vertex.get(rid)
+            if v is not None and bool(self.view.visible(np.array([v]))[0]):
+                found[rid] = v
+        return found
+
+    def record_ids(self, handles: list[int]) -> list[str]:
+        ids = self.state.projection.record_ids
+        return [ids[v] for v in handles]
+
+    def mentions(self, passage: int) -> np.ndarray:
+        return self.view.mentions(passage)
+
+    def passage_facts(self, passage: int) -> list[str]:
+        p = self.state.projection
+        return p.fact_ids.take(p.facts_of(passage))
+
+    def edges(self, frontier: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        return self.view.entries(frontier)
+
+    def neighbours(self, frontier: np.ndarray) -> Neighbours:
+        return self.view.neighbours(frontier)
+
+    def pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float, *, solver: Solver,
+                 epsilon: float, exact_max_edges: int) -> SparseScores:
+        return self.view.pagerank(nodes, weights, damping, solver=solver, epsilon=epsilon,
+                                  exact_max_edges=exact_max_edges)
+
+    def passage_readout(self, scores: SparseScores, readout: Readout,
+                        blend: float) -> tuple[np.ndarray, np.ndarray]:
+        return self.view.passage_scores(scores, readout, blend)
+
+    def nearest_passages(self, q: np.ndarray, k: int) -> Nearest:
+        scores, vertices, low = self.state.passages.top_and_lowest(q, k, self.view.codes)
+        return Nearest(vertices, scores, low)
+
+    def nearest_facts(self, q: np.ndarray, k: int) -> Nearest:
+        scores, rows, low = self.state.facts.top_and_lowest(q, k, self.view.codes)
+        return Nearest(rows, scores, low)
+
+    def nearest_entities(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        return self.state.entities.search(queries, k, self.view.codes)
+
+    def passage_cosines(self, q: np.ndarray, passages: np.ndarray) -> np.ndarray:
+        return self.state.passages.scores(q, passages)
+
+    def fact_cosines(self, q: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return self.state.facts.scores(q, rows)
+
+    def fact_total(self) -> int:
+        return len(self.state.facts)
+
+    def entity_total(self) -> int:
+        return len(self.state.entities)
+
+    def fact_keys(self, rows: np.ndarray) -> np.ndarray:
+        return self.state.facts.key_of(rows)
+
+    def fact_ends(self, row: int) -> list[int]:
+        return self.state.fact_vertices(row)
+
+    def fact_ids(self, rows: list[int]) -> list[str]:
+        ids = self.state.fact_ids
+        return [ids[row] for row in rows]
+
+    def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
+        vertex = self.state.projection.vertex
+        return {vertex[pid]: score for pid, score in keyword_ranking(self.state, query, self.spaces, limit)}
+
+    def title_seeds(self, query: str) -> dict[int, float]:
+        return title_seeds(self.state.titles, query, self.view.visible_passage)
+
+    def entity_names(self, ids: list[str]) -> dict[str, str]:
+        return visible_names(self.store, self.state.projection, self.view, ids)
+
+    def fact_texts(self, ids: list[str]) -> dict[str, str]:
+        return {f.id: f.text for f in self.store.facts(ids)}
