@@ -571,6 +571,32 @@ def test_sessions_belong_to_the_user_who_opened_them():
     assert registry.claim(ALICE, "s1") == alice
 
 
+def test_one_session_registry_for_every_way_in(tmp_path: Path):
+    """A session made over RCP is the same record the facade claims: another user cannot enter it,
+    and sessions written by either registry before there was one keep their owners."""
+    from hippo.api.rcp.sessions import Sessions
+
+    store = SQLiteStore(tmp_path / "sessions.db")
+    try:
+        made = Sessions(store).registry.create(ALICE.user_id)  # what memory/build {scope: session} does
+        with pytest.raises(AccessDenied, match=f"session:{made.id}"):
+            SessionRegistry(store).claim(BOB, made.id)
+        assert SessionRegistry(store).claim(ALICE, made.id).can_read(f"session:{made.id}")
+        store.put_values("rcp.sessions", {"ses-old": json.dumps({"owner": "alice", "createdAt": "2026-01-01"})})
+        store.put_values("hippo.access.sessions", {"s-old": "bob"})
+        with pytest.raises(AccessDenied):
+            SessionRegistry(store).claim(BOB, "ses-old")
+        assert SessionRegistry(store).get("s-old").owner == "bob"
+        with pytest.raises(AccessDenied):
+            SessionRegistry(store).claim(ALICE, "s-old")
+        unowned = SessionRegistry(store).create(None)  # a server without keys made it
+        with pytest.raises(AccessDenied):
+            SessionRegistry(store).claim(ALICE, unowned.id)
+        assert store.get_values("rcp.sessions", [made.id]) == {}  # one namespace is written now
+    finally:
+        store.close()
+
+
 def test_api_keys_from_a_toml_file(tmp_path: Path):
     path = tmp_path / "keys.toml"
     path.write_text(f"""

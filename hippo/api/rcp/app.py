@@ -18,7 +18,7 @@ from hippo.api.rcp.context import Context, LiveSpaces
 from hippo.api.rcp.handlers import CORE, EXTENSIONS, GRAPH_OPS, MODES
 from hippo.api.rcp.memories import MemoryRegistry
 from hippo.api.rcp.protocol import EXTENSION_CAPABILITY, Connection
-from hippo.api.rcp.sessions import SessionRegistry
+from hippo.api.rcp.sessions import Sessions
 from hippo.config import Settings
 from hippo.memory import Memory
 from hippo.memory.walk import MAX_HOPS
@@ -36,7 +36,7 @@ class Service:
         self.memory = memory
         self.settings = settings or ServerSettings()
         self.memories = MemoryRegistry(memory.store)
-        self.sessions = SessionRegistry(memory.store)
+        self.sessions = Sessions(memory.store)
         self.live = LiveSpaces(memory)
         self.keys = KeyRing.from_settings(memory.settings, store=memory.store)
         # Extensions are advertised only when the engine has them (the lifecycle API).

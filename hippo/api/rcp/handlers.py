@@ -22,7 +22,7 @@ from hippo.api.rcp.memories import MemoryRecord, MemoryRegistry, new_memory_id, 
 from hippo.api.rcp.params import (ForgetParams, GraphParams, HistoryParams, IndexAddParams, IndexDeleteParams,
                                   InputDocument, MemoriesParams, MemoryBuildParams, MemoryRecallParams, Params,
                                   RememberParams, RestoreParams, RetrieveParams)
-from hippo.api.rcp.sessions import Session, SessionRegistry, select
+from hippo.api.rcp.sessions import Session, Sessions, select
 from hippo.memory import Memory
 from hippo.memory.inputs import MAX_K as ENGINE_MAX_K
 from hippo.memory.walk import MAX_HOPS
@@ -37,7 +37,7 @@ class Service(Protocol):
     memory: Memory
     settings: ServerSettings
     memories: MemoryRegistry
-    sessions: SessionRegistry
+    sessions: Sessions
 
 
 P = TypeVar("P", bound=Params)

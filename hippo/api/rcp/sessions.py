@@ -1,28 +1,26 @@
-"""Sessions: an agent's trajectory. Each remembers what it already returned, for dedup across turns.
+"""Sessions over RCP: an agent's trajectory. Each remembers what it already returned, for dedup across turns.
 
 A session is opened by ``memory/build {scope: "session"}``; its passages live
-in the space ``session:<id>``. Which sessions exist is persisted in the
-store's key-value area (so a ``sessionId`` survives a restart); what a session
-already returned is kept in process, bounded per session.
+in the space ``session:<id>``. Who owns it is ``hippo.access``'s one session
+registry (persisted, so a ``sessionId`` survives a restart and no other way in
+can claim it); what a session already returned is kept in process, bounded
+per session.
 """
 
 from __future__ import annotations
 
-import json
-import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
+from hippo.access.sessions import SessionRecord, SessionRegistry
 from hippo.api.rcp.context import Context
 from hippo.api.rcp.errors import not_found
 from hippo.api.rcp.wire import tokens
 from hippo.models import Hit
 from hippo.store import Store
 
-NAMESPACE = "rcp.sessions"
 MAX_REMEMBERED = 100_000  # returned ids kept per session; the oldest go first
 
 
@@ -33,6 +31,10 @@ class Session:
     created_at: str
     _returned: OrderedDict[str, None] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def of(cls, record: SessionRecord) -> Session:
+        return cls(id=record.id, owner=record.owner, created_at=record.created_at)
 
     def returned(self) -> set[str]:
         with self._lock:
@@ -47,17 +49,16 @@ class Session:
                 self._returned.popitem(last=False)
 
 
-class SessionRegistry:
+class Sessions:
+    """The RCP sessions this server has seen, with what each already returned."""
+
     def __init__(self, store: Store) -> None:
-        self._store = store
+        self.registry = SessionRegistry(store)
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
 
     def create(self, ctx: Context) -> Session:
-        session = Session(id=f"ses-{secrets.token_hex(8)}", owner=ctx.owner,
-                          created_at=datetime.now(UTC).isoformat(timespec="seconds"))
-        self._store.put_values(NAMESPACE, {session.id: json.dumps({"owner": session.owner,
-                                                                   "createdAt": session.created_at})})
+        session = Session.of(self.registry.create(ctx.owner))
         with self._lock:
             self._sessions[session.id] = session
         return session
@@ -67,13 +68,10 @@ class SessionRegistry:
         with self._lock:
             session = self._sessions.get(session_id)
         if session is None:
-            stored = self._store.get_values(NAMESPACE, [session_id]).get(session_id)
-            if stored is not None:
-                record = json.loads(stored)
+            record = self.registry.get(session_id)
+            if record is not None:
                 with self._lock:
-                    session = self._sessions.setdefault(
-                        session_id, Session(id=session_id, owner=record.get("owner"),
-                                            created_at=record.get("createdAt", "")))
+                    session = self._sessions.setdefault(session_id, Session.of(record))
         if session is None or session.owner != ctx.owner:
             raise not_found(field_name, session_id, "session")
         return session
