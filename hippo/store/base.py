@@ -40,8 +40,8 @@ LEGACY_BACKEND = "torch"
 
 INT8_RECIPE = "onnx-int8/ffn-fp32"
 """What the ``onnx-int8`` setting encodes with: int8 with the feed-forward down-projections in fp32.
-Stores bound to plain ``onnx-int8`` hold vectors of the earlier all-int8 recipe (cosine ~0.993 to
-these), so they are told to re-embed rather than mixed."""
+Stores bound to plain ``onnx-int8`` hold vectors of the earlier all-int8 recipe (cosine 0.995 to
+fp32, against 0.998 for these), so they are told to re-embed rather than mixed."""
 
 _VECTOR_FAMILY = {"torch": "fp32", "onnx": "fp32", "onnx-int8": "int8", INT8_RECIPE: "int8/ffn-fp32"}
 """Backends whose vectors are interchangeable: ONNX fp32 gives torch's vectors to float rounding
