@@ -52,10 +52,6 @@ class SessionRegistry:
         legacy = self.store.get_values(_RCP_NAMESPACE, [session_id]).get(session_id)
         return _decoded(session_id, legacy) if legacy is not None else None
 
-    def owner(self, session_id: str) -> str | None:
-        record = self.get(session_id)
-        return record.owner if record else None
-
     def create(self, owner: str | None) -> SessionRecord:
         """A new session with a fresh, unguessable id."""
         return self._put(SessionRecord(id=f"ses-{secrets.token_hex(8)}", owner=owner, created_at=_now()))

@@ -34,19 +34,25 @@ import hashlib
 import json
 import os
 import re
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hippo.embed.export import FORMAT, INPUTS, ExportUnavailable, ModelLayout, export_fp32, quantize_int8, \
-    read_layout, versions
+from hippo.embed.export import (
+    FORMAT,
+    INPUTS,
+    ExportUnavailable,
+    ModelLayout,
+    export_fp32,
+    quantize_int8,
+    read_layout,
+    versions,
+)
 from hippo.embed.filecache import cache_root, cached_file
 from hippo.embed.sentence import encode_unique, resolve_model
 from hippo.store.base import INT8_RECIPE
-
 
 
 def model_cache_dir(layout: ModelLayout, name: str, root: Path | None = None) -> Path:
@@ -116,8 +122,8 @@ class OnnxEmbedder:
         self.dim = self._layout.dim
         self.threads = threads or os.cpu_count() or 1
         self._batch_tokens = 1 if quantized else BATCH_TOKENS
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        # Its threads start on first use: a query-only (or one-thread) embedder never starts one.
+        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="hippo-onnx")
         self._tokenizer = Tokenizer.from_file(str(self._layout.path / "tokenizer.json"))
         self._tokenizer.no_padding()  # each batch is padded to its own longest text below
         self._tokenizer.enable_truncation(max_length=self._layout.max_length)
@@ -133,7 +139,7 @@ class OnnxEmbedder:
         data = model_bytes(self._layout, model, quantized=quantized, root=cache_dir)
         try:
             self._session = onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # noqa: BLE001 - a verified file the runtime cannot run: use torch
+        except Exception as exc:
             raise ExportUnavailable(f"onnxruntime cannot load the model: {exc}") from exc
         self._inputs = [i.name for i in self._session.get_inputs()]
 
@@ -147,19 +153,13 @@ class OnnxEmbedder:
         batches = length_batches([len(t) for t in tokens], self._batch_tokens)
         inputs = [[tokens[i] for i in rows] for rows in batches]
         if self.threads > 1 and len(batches) > 1:
-            encoded = list(self._workers().map(self._encode_batch, inputs))
+            encoded = list(self._pool.map(self._encode_batch, inputs))
         else:
             encoded = [self._encode_batch(batch) for batch in inputs]
         vectors = np.empty((len(texts), self.dim), dtype=np.float32)
         for rows, block in zip(batches, encoded, strict=True):
             vectors[rows] = block
         return vectors
-
-    def _workers(self) -> ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="hippo-onnx")
-            return self._pool
 
     def _encode_batch(self, batch: list[list[int]]) -> np.ndarray:
         width = max(len(ids) for ids in batch)
