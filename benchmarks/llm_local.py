@@ -14,9 +14,10 @@ download at run time) and sends it hippo's own calls through the same
 - the recognition filter on the facts recalled for the tuning questions.
 
 It reports the JSON mode the endpoint settled on (json_schema, json_object or
-none), how many answers parsed, which passages fell back to spaCy, tokens and
-tokens per second, wall time, every failure shape it saw (with an example), and
-R@5 of the LLM graph against the spaCy graph and dense retrieval on the same
+none; ``--json-mode grammar`` pins json_object with the schema attached, which
+llama.cpp turns into a decoding grammar), how many answers parsed, which
+passages fell back to spaCy, tokens and tokens per second, wall time, every
+failure shape it saw (with an example), and R@5 of the LLM graph against the spaCy graph and dense retrieval on the same
 passages, in the same run. Not a CI test: the model is slow and the build long.
 """
 
@@ -151,6 +152,8 @@ def main() -> None:
     # llama.cpp's threads meet at a spinning barrier after every layer: on 2 cores shared with other work,
     # two threads generated 1.1-1.9 tok/s where one thread made 18 (measured at load 5-7).
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (more only on idle cores)")
+    parser.add_argument("--json-mode", default="auto", choices=("auto", "schema", "grammar", "object", "off"),
+                        help="hippo's llm_json_mode (grammar: json_object with the schema, llama.cpp's grammar)")
     parser.add_argument("--out", type=Path, default=None, help="results folder (default results/)")
     args = parser.parse_args()
     offline()
@@ -176,7 +179,7 @@ def main() -> None:
         settings = Settings(passage_chars=2000)  # MuSiQue paragraphs stay whole
         embedder = SentenceEmbedder(settings.embedding_model)
         config = LLMConfig(model=ALIAS, base_url=f"http://127.0.0.1:{port}/v1", concurrency=args.concurrency,
-                           timeout=600, max_retries=1, max_tokens=args.max_tokens)
+                           timeout=600, max_retries=1, max_tokens=args.max_tokens, json_mode=args.json_mode)
         client = _recording_client(config, work / "answers.jsonl")
         print(f"answers: {work / 'answers.jsonl'}", flush=True)
         spacy = SpacyExtractor()

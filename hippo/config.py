@@ -87,8 +87,9 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(60.0, gt=0.0, le=3600.0, description="seconds per request")
     llm_concurrency: int = Field(4, ge=1, le=64, description="requests in flight at once")
     llm_max_retries: int = Field(4, ge=0, le=20, description="retries on 429, 5xx, timeouts")
-    llm_json_mode: Literal["auto", "schema", "object", "off"] = Field(
-        "auto", description="response_format: json_schema, json_object or none; auto steps down on refusal")
+    llm_json_mode: Literal["auto", "schema", "grammar", "object", "off"] = Field(
+        "auto", description="response_format: json_schema, json_object with the schema (llama.cpp's grammar), "
+                            "json_object or none; auto steps down on refusal")
     llm_max_tokens: int = Field(2048, ge=16, le=131072, description="completion tokens per call")
     llm_extract: bool = Field(True, description="with llm_model: OpenIE by the LLM (spaCy otherwise)")
     llm_filter: bool = Field(True, description="with llm_model: the recognition filter on retrieved facts")

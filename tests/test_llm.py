@@ -15,7 +15,7 @@ from hippo import Settings
 from hippo.llm import (LLMClient, LLMConfig, LLMConfigError, LLMUnavailable, ParseError, Usage, loads_lenient,
                        parse_entities, parse_triples)
 from hippo.llm.jsonparse import parse_lines, repair_truncated, strip_reasoning
-from hippo.llm.prompts import NER_SCHEMA, ner_messages
+from hippo.llm.prompts import NER_SCHEMA, TRIPLES_SCHEMA, ner_messages, triples_messages
 from tests.fake_openai import FakeOpenAI, Reply, format_type
 
 # -- the parser (pure) ---------------------------------------------------------------------
@@ -153,12 +153,32 @@ def test_response_format_refusal_steps_down_and_sticks():
             assert parse_entities(client.complete("ner", ner_messages("x"), schema=NER_SCHEMA, usage=usage).text)
     assert [format_type(r) for r in server.requests] == ["json_schema", "json_object", "json_object"]
     assert client.json_level == "object"
+    assert all("schema" not in r["response_format"] for r in server.requests[1:])  # grammar only when pinned
     assert usage.since()["ner"]["format_downgrades"] == 1
     with FakeOpenAI(lambda r: '["A"]', refuse_formats=frozenset({"json_schema", "json_object"})) as server:
         client = _client(server)
         client.complete("ner", ner_messages("x"), schema=NER_SCHEMA)
     assert [format_type(r) for r in server.requests] == ["json_schema", "json_object", None]
     assert client.json_level == "off"
+    with FakeOpenAI(lambda r: "{}", refuse_formats=frozenset({"json_schema"})) as server:
+        client = _client(server)
+        client.complete("clues", ner_messages("x"))  # no schema: grammar and object send the same, tried once
+    assert [r.get("response_format") for r in server.requests] == [{"type": "json_object"}]
+
+
+def test_the_strict_schema_drops_size_bounds_and_the_pinned_grammar_keeps_them():
+    """Triples are three strings: llama.cpp compiles the bounds into its grammar, OpenAI's strict mode may
+    refuse them."""
+    with FakeOpenAI(lambda r: '{"triples": [["a", "b", "c"]]}') as server:
+        _client(server).complete("triples", triples_messages("x", ["a"]), schema=TRIPLES_SCHEMA)
+        _client(server, json_mode="grammar").complete("triples", triples_messages("x", ["a"]), schema=TRIPLES_SCHEMA)
+    strict, grammar = (r["response_format"] for r in server.requests)
+    triples = strict["json_schema"]["schema"]["properties"]["triples"]
+    assert triples == {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}
+    assert strict["json_schema"]["strict"] is True
+    assert grammar["type"] == "json_object"
+    bounded = grammar["schema"]["properties"]["triples"]
+    assert bounded["items"]["minItems"] == bounded["items"]["maxItems"] == 3 and bounded["maxItems"] > 3
 
 
 # What llama-cpp-python's server (0.3.36) answers to response_format json_schema: HTTP 500.
@@ -275,3 +295,14 @@ def test_reasoning_models_refusing_max_tokens_or_temperature_are_adapted_to():
     assert "max_tokens" in first and "max_completion_tokens" in last and "temperature" not in last
     assert len(server.requests) == 4  # two refusals, then both calls go straight through
     assert client.json_level == "schema", "a parameter refusal is not a response_format refusal"
+
+
+def test_entity_trios_are_not_triples():
+    """Held to three strings by a grammar, Gemma 3 270M wrote names for predicates (benchmarks/llm_local.py)."""
+    from hippo.llm.extractor import relational
+
+    entities = ["Hank Snow", "Yodeling Ranger", "Songwriter", "RCA Victor"]
+    answer = [("Hank Snow", "Yodeling Ranger", "Songwriter"), ("Hank Snow", "yodeling  ranger", "Singer"),
+              ("Hank Snow", "signed with", "RCA Victor")]
+    assert relational(answer, entities) == ([("Hank Snow", "signed with", "RCA Victor")], 2)
+    assert relational(answer[:1], []) == (answer[:1], 0)  # without names, nothing to compare with

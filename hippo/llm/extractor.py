@@ -170,6 +170,10 @@ class LLMExtractor:
             triples, dropped = parse_triples(answer.text)
             if dropped and not triples:
                 raise ParseError(f"none of the {dropped} triples is [subject, predicate, object]")
+            triples, named = relational(triples, entities)
+            if named and not triples:
+                raise ParseError(f"each of the {named} triples has a named entity for its predicate")
+            dropped += named
         except LLMUnavailable as exc:
             down.failed()
             return exc
@@ -202,6 +206,18 @@ class LLMExtractor:
         return {"model": self.client.name, "prompt_version": PROMPT_VERSION, "json_mode": self.client.json_level,
                 "stages": stages, "total": Usage.totals(stages), "llm_passages": extracted,
                 "cache_hits": hits, "fallbacks": fallbacks}
+
+
+def relational(triples: list[tuple[str, str, str]], entities: list[str]) -> tuple[list[tuple[str, str, str]], int]:
+    """The triples whose predicate is not one of the passage's named entities, and how many were not.
+
+    A name is not a relation: held to three strings by a decoding grammar, Gemma 3 270M wrote
+    entity trios such as ["Hank Snow", "Yodeling Ranger", "Songwriter"], each a triple in shape
+    only, and would tie the three names with a fact that says nothing.
+    """
+    names = {key for n in entities if (key := normalize(n))}
+    kept = [t for t in triples if normalize(t[1]) not in names]
+    return kept, len(triples) - len(kept)
 
 
 def grounded_entities(names: list[str], passage: str) -> list[str]:

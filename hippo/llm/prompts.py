@@ -21,8 +21,16 @@ Schema = tuple[str, dict[str, Any]]
 """(name, JSON schema) for ``response_format={"type": "json_schema", ...}``."""
 
 
-def _strings() -> dict[str, Any]:
-    return {"type": "array", "items": {"type": "string"}}
+def _strings(at_most: int | None = None) -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"}, **({"maxItems": at_most} if at_most else {})}
+
+
+# Bounds on list lengths. Under a decoding grammar (llama.cpp) a small model that wants to write a key
+# the schema forbids is held inside the list instead and repeats its last item until max_tokens (Gemma
+# 3 270M: 512 tokens of one triple, 110 s); the bound makes the grammar close the list. Strict
+# json_schema drops them (hippo.llm.client): capable models are not cut short.
+MAX_NAMES = 32
+MAX_TRIPLES = 32
 
 
 def _object(**properties: Any) -> dict[str, Any]:
@@ -57,7 +65,7 @@ NER_SYSTEM = (
     "the passage writes it and list it once. Leave out pronouns and generic nouns. "
     'Reply with JSON only, in the form {"named_entities": ["...", "..."]}.'
 )
-NER_SCHEMA: Schema = ("named_entities", _object(named_entities=_strings()))
+NER_SCHEMA: Schema = ("named_entities", _object(named_entities=_strings(MAX_NAMES)))
 
 
 def ner_messages(passage: str) -> Messages:
@@ -79,10 +87,11 @@ TRIPLES_SYSTEM = (
     "keep subjects and objects as short as the names allow. State nothing the passage does not say. "
     'Reply with JSON only, in the form {"triples": [["subject", "predicate", "object"], ...]}.'
 )
-TRIPLES_SCHEMA: Schema = (
-    "triples",
-    _object(triples={"type": "array", "items": {"type": "array", "items": {"type": "string"}}}),
-)
+# Three strings per triple: the strict json_schema level drops the bounds (hippo.llm.client), a
+# decoding grammar (llama.cpp) enforces them.
+_TRIPLE = {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3}
+TRIPLES_SCHEMA: Schema = ("triples", _object(triples={"type": "array", "items": _TRIPLE,
+                                                       "maxItems": MAX_TRIPLES}))
 
 
 def _triples_user(passage: str, entities: list[str]) -> str:
