@@ -306,3 +306,13 @@ def test_entity_trios_are_not_triples():
               ("Hank Snow", "signed with", "RCA Victor")]
     assert relational(answer, entities) == ([("Hank Snow", "signed with", "RCA Victor")], 2)
     assert relational(answer[:1], []) == (answer[:1], 0)  # without names, nothing to compare with
+
+
+def test_triples_about_nothing_in_the_passage_are_dropped():
+    """Gemma 3 270M copied the prompt's example into a passage on canon law."""
+    from hippo.llm.extractor import grounded_triples
+
+    passage = "Canon law degrees (D.C.L.) were given at Oxford; Doctors' Commons served the civil lawyers."
+    answer = [("Church of the Good Shepherd", "was built on shore of", "Lake Tekapo"),
+              ("Canon law", "is taught at", "a university"), ("the Doctors", "served", "civil lawyers")]
+    assert grounded_triples(answer, passage) == (answer[1:], 1)

@@ -261,23 +261,26 @@ GEMMA_TRIPLES = ('{"triples": [["Adolescence", "Psychology", "Gender", "Identity
 
 
 def test_a_small_models_well_formed_nonsense_falls_back_to_spacy(open_memory, sample_corpus):
-    docs = sample_corpus[:3]
-    hallucinated, unusable = docs[0]["title"], docs[1]["title"]
+    docs = sample_corpus[:4]
+    hallucinated, unusable, trios = docs[0]["title"], docs[1]["title"], docs[2]["title"]
 
     def respond(request: dict) -> str:
         title, stage = _title(last_user(request)), stage_of(request)
         if stage == "ner":
-            return GEMMA_NER if title == hallucinated else json.dumps({"named_entities": [title]})
+            return GEMMA_NER if title == hallucinated else json.dumps({"named_entities": [title, "Songwriter"]})
         if title == unusable:
             return GEMMA_TRIPLES
+        if title == trios:  # what the same model wrote when a grammar held it to three strings
+            return json.dumps({"triples": [[title, "Songwriter", "Singer"]] * 32})
         return json.dumps({"triples": [[title, "is described in", "the sample"]]})
 
     with FakeOpenAI(respond) as server:
         memory = open_memory(llm_model="fake-model", llm_base_url=server.url, llm_concurrency=1)
         result = memory.index(docs)
     by_title = {p.title: p.id for p in memory.store.passages(pid for pid, _ in memory.store.load_graph().passages)}
-    # Names the passage never mentions, and "triples" of seven: spaCy reads those two passages instead.
-    assert set(result.usage["fallbacks"]) == {by_title[hallucinated], by_title[unusable]}
-    assert result.usage["stages"]["parse"]["failures"] == 2
+    # Names the passage never mentions, "triples" of seven, and a name for a predicate: spaCy reads those
+    # three passages instead.
+    assert set(result.usage["fallbacks"]) == {by_title[hallucinated], by_title[unusable], by_title[trios]}
+    assert result.usage["stages"]["parse"]["failures"] == 3
     names = {e.name for e in memory.store.entities(memory.store.load_graph().entities)}
-    assert not names & {"Adolescence", "Psychology", "Gender", "Identity"}
+    assert not names & {"Adolescence", "Psychology", "Gender", "Identity", "Singer"}
