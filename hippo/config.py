@@ -58,6 +58,13 @@ class Settings(BaseSettings):
     bridge_weight: float = Field(1.0, ge=0.0, description="second walk: weight of the bridge-entity seeds (0: off)")
     bridge_passages: int = Field(3, ge=1, le=50, description="first-walk passages whose entities seed the bridge")
     bridge_top_k: int = Field(5, ge=1, le=100, description="bridge-entity seeds kept")
+    # Issue 14b: what the triples are worth. Anchoring is the offline stand-in for an LLM's recognition step;
+    # the fact-led bridge reads the triples of the first walk's best passages, which only an LLM's are good for.
+    fact_anchor: bool = Field(True, description="keep the retrieved facts touching an entity or a page title the "
+                                                "query names (all when none does)")
+    bridge_source: Literal["mentions", "facts"] = Field(
+        "mentions", description="facts: a bridge entity weighs by its passage's best fact for the query "
+                                "(for LLM triples)")
 
     # Scale (issue 13): recall whose cost does not grow with the corpus.
     passage_prior_top: int = Field(200, ge=0, description="passages in the prior: top by dense and by BM25 "

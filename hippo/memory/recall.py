@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hippo.config import Settings
-from hippo.graph.bridge import bridge_seeds
+from hippo.graph.bridge import Relevance, bridge_seeds, fact_relevance
 from hippo.graph.scoring import (
+    anchored_facts,
     fact_seed_weights,
     fuse_seeds,
     link_seed_weights,
@@ -122,6 +123,9 @@ class Recaller:
         dense = self._dense(source, q, max(s.passage_prior_top, ranking_k))
         kept, fact_scores = self._facts(source, np.vstack([q, hop_vectors]) if len(hops) else q)
         links = self._links(source, phrase_vectors)
+        titles = source.title_seeds(query)
+        if s.fact_anchor and kept and self._filter is None:  # an LLM's recognition step does this better
+            kept, fact_scores = self._anchor(source, kept, fact_scores, links, titles)
         timings["seeds"] = time.perf_counter() - clock
         notes: list[str] = []
         if self._filter is not None and kept:
@@ -144,7 +148,6 @@ class Recaller:
 
         clock = time.perf_counter()
         prior_vertices, prior = self._prior(query, q, dense, source)
-        titles = source.title_seeds(query)
         reset_vertices = np.concatenate([np.fromiter(seeds, dtype=np.int64, count=len(seeds)), prior_vertices,
                                          np.fromiter(titles, dtype=np.int64, count=len(titles))])
         reset_weights = np.concatenate([np.fromiter(seeds.values(), dtype=np.float64, count=len(seeds)),
@@ -155,7 +158,8 @@ class Recaller:
         passage_vertices, mass = passage_mass(source, reset_vertices, reset_weights, s, tail)
         if s.bridge_weight > 0:  # the second hop: restart also at the entities of the best passages
             bridge = bridge_seeds(mass, passage_vertices, source.mentions, source.passage_count,
-                                  passages=s.bridge_passages, k=s.bridge_top_k)
+                                  passages=s.bridge_passages, k=s.bridge_top_k,
+                                  relevance=self._fact_relevance(source, q) if s.bridge_source == "facts" else None)
             if bridge:  # the second walk also restarts at the first seeds: it ranks on its own
                 reset_vertices = np.concatenate([reset_vertices, np.fromiter(bridge, dtype=np.int64)])
                 reset_weights = np.concatenate([reset_weights, s.bridge_weight * np.fromiter(bridge.values(),
@@ -186,6 +190,21 @@ class Recaller:
                               query_vector=q, fact_scores=fact_scores)
 
     # -- pieces --------------------------------------------------------------------
+
+    @staticmethod
+    def _anchor(source: RecallSource, kept: list[int], scores: list[float], links: list[tuple[int, float, int]],
+                titles: dict[int, float]) -> tuple[list[int], list[float]]:
+        """The retrieved facts about what the query names (``anchored_facts``), with their scores."""
+        named_facts = {int(row) for v in titles for row in source.passage_fact_rows(v).tolist()}
+        keep = anchored_facts([source.fact_ends(row) for row in kept], kept, {v for v, _, _ in links}, named_facts)
+        return [kept[i] for i in keep], [scores[i] for i in keep]
+
+    @staticmethod
+    def _fact_relevance(source: RecallSource, q: np.ndarray) -> Relevance:
+        def relevance(passage: int) -> dict[int, float]:
+            rows = source.passage_fact_rows(passage)
+            return fact_relevance(rows, source.fact_cosines(q, rows), source.fact_ends) if len(rows) else {}
+        return relevance
 
     def _tail(self, source: RecallSource, q: np.ndarray, dense: DenseHits, prior_vertices: np.ndarray) -> Tail:
         """The reset weight the full prior would give each of these vertices and the top-M prior
