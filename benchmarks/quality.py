@@ -118,6 +118,12 @@ ABLATION: dict[str, dict[str, Any]] = {
     "bridge_passages 5": {"bridge_passages": 5},
     "bridge_top_k 10": {"bridge_top_k": 10},
     "chain first hop as a fact query": {"hop_fact_queries": True},
+    # Issue 14b: letting better triples show. The first row is recall as issue 14 left it.
+    "no fact anchor (issue 14 recall)": {"fact_anchor": False},
+    "bridge from facts": {"bridge_source": "facts"},
+    "bridge from facts, no fact anchor": {"bridge_source": "facts", "fact_anchor": False},
+    "bridge from facts, passage_weight 0.2": {"bridge_source": "facts", "passage_weight": 0.2},
+    "bridge from facts, no passage prior": {"bridge_source": "facts", "passage_weight": 0.0},
     # Read-outs (incidence now divided by entity strength), prior and seed mix.
     "readout incidence": {"passage_readout": "incidence"},
     "readout blend": {"passage_readout": "blend"},
