@@ -46,7 +46,9 @@ def test_pure_recaller_with_a_filter_callable(sample_memory):
         seen.append(facts)
         return [1, 1, 99]  # duplicates and out-of-range indices are ignored
 
-    plain = Recaller(sample_memory.settings, sample_memory.embedder.encode,
+    # The filter sees the five retrieved facts as retrieved: anchoring is the offline stand-in, skipped here.
+    unanchored = sample_memory.settings.model_copy(update={"fact_anchor": False})
+    plain = Recaller(unanchored, sample_memory.embedder.encode,
                      sample_memory._query_parser.query_phrases).rank(QUESTION, source, n=5, k=5)
     filtered = Recaller(sample_memory.settings, sample_memory.embedder.encode,
                         sample_memory._query_parser.query_phrases, fact_filter=keep_second
