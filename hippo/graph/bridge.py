@@ -28,7 +28,6 @@ import numpy as np
 
 from hippo.graph.scoring import top_indices, top_k
 
-
 Relevance = Callable[[int], dict[int, float]]
 """Passage vertex -> {entity vertex: how well a fact of that passage naming it matches the query}."""
 
@@ -43,7 +42,7 @@ def fact_relevance(rows: np.ndarray, cosines: np.ndarray, ends: Callable[[int], 
 
 
 def bridge_seeds(mass: np.ndarray, passage_vertices: np.ndarray, mentions: Callable[[int], np.ndarray],
-                 passage_count, *, passages: int, k: int,  # noqa: ANN001
+                 passage_count, *, passages: int, k: int,
                  relevance: Relevance | None = None) -> dict[int, float]:
     """Entity vertex -> weight (max 1) for the second walk.
 
