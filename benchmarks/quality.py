@@ -129,6 +129,8 @@ ABLATION: dict[str, dict[str, Any]] = {
     "readout blend": {"passage_readout": "blend"},
     "passage_weight 0.05": {"passage_weight": 0.05},
     "passage_weight 0.2": {"passage_weight": 0.2},
+    "passage_weight 0.5 (issue 14 default)": {"passage_weight": 0.5},
+    "issue 14 recall (passage_weight 0.5, no fact anchor)": {"passage_weight": 0.5, "fact_anchor": False},
     "no passage prior (graph only)": {"passage_weight": 0.0},
     "no BM25 in the prior": {"keyword_prior_share": 0.0},
     "fact seeds only (share 1.0)": {"fact_seed_share": 1.0},

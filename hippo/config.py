@@ -48,7 +48,8 @@ class Settings(BaseSettings):
     link_top_k: int = Field(1, ge=0, description="graph entities linked per query phrase (HippoRAG 1: 1)")
     link_min_score: float = Field(0.6, ge=-1.0, le=1.0)
     fact_seed_share: float = Field(0.5, ge=0.0, le=1.0, description="fact vs query-entity seed mix")
-    passage_weight: float = Field(0.5, ge=0.0, description="dense passage prior in the reset vector")
+    passage_weight: float = Field(0.2, ge=0.0, description="dense passage prior in the reset vector (issue 14b: "
+                                                           "0.5 before title seeds and the bridge)")
     keyword_prior_share: float = Field(0.3, ge=0.0, le=1.0, description="BM25 share of the passage prior")
     damping: float = Field(0.5, gt=0.0, lt=1.0)
     passage_readout: PassageReadout = "passage"
