@@ -82,7 +82,7 @@ def test_filter_keeps_the_facts_the_model_chose(sample_memory):
 def test_filter_keeping_nothing_falls_back_and_says_so(sample_memory, answer):
     with FakeOpenAI(lambda r: answer) as server, llm_memory(sample_memory, server) as memory:
         result = memory.recall(QUESTION, n=5, k=5)
-    if answer.startswith("None"):  # not JSON at all: no verdict, facts kept unfiltered
+    if answer.startswith("None"):  # not JSON at all: no verdict, recall as offline
         assert result.strategy == "graph" and "fact filter unavailable (ParseError)" in result.note
         return
     assert result.strategy in ("entity_link", "dense")

@@ -124,15 +124,16 @@ class Recaller:
         kept, fact_scores = self._facts(source, np.vstack([q, hop_vectors]) if len(hops) else q)
         links = self._links(source, phrase_vectors)
         titles = source.title_seeds(query)
-        if s.fact_anchor and kept and self._filter is None:  # an LLM's recognition step does this better
-            kept, fact_scores = self._anchor(source, kept, fact_scores, links, titles)
         timings["seeds"] = time.perf_counter() - clock
         notes: list[str] = []
+        judged = False  # whether an LLM's recognition step gave its verdict on the facts
         if self._filter is not None and kept:
             clock = time.perf_counter()
-            kept, fact_scores, note = self._recognise(query, source, kept, fact_scores)
+            kept, fact_scores, note, judged = self._recognise(query, source, kept, fact_scores)
             timings["filter"] = time.perf_counter() - clock
             notes += [note] if note else []
+        if s.fact_anchor and kept and not judged:  # the offline stand-in, also when the model is down
+            kept, fact_scores = self._anchor(source, kept, fact_scores, links, titles)
 
         fact_seeds = fact_seed_weights(
             ((source.fact_ends(row), fact_scores[i]) for i, row in enumerate(kept)),
@@ -224,21 +225,22 @@ class Recaller:
         return tail
 
     def _recognise(self, query: str, source: RecallSource, kept: list[int],
-                   scores: list[float]) -> tuple[list[int], list[float], str | None]:
+                   scores: list[float]) -> tuple[list[int], list[float], str | None, bool]:
         """The fact filter's verdict on the retrieved facts. Kept facts keep their retrieval
         scores. Keeping none leaves the query-entity seeds (else dense retrieval) to carry
-        recall, as HippoRAG 2 falls back; a filter that fails keeps every fact (an outage of
-        the model must not change what recall finds) and says so."""
+        recall, as HippoRAG 2 falls back; a filter that fails gives no verdict (the last value):
+        recall goes on as offline, anchoring included (an outage of the model must not change
+        what recall finds), and says so."""
         ids = source.fact_ids(kept)
         texts = source.fact_texts(ids)
         try:
             chosen = self._filter(query, [texts.get(fid, "") for fid in ids])
         except Exception as exc:  # any failure of the optional step: recall goes on without it
-            return kept, scores, f"fact filter unavailable ({type(exc).__name__}): facts kept unfiltered"
+            return kept, scores, f"fact filter unavailable ({type(exc).__name__}): recall as offline", False
         chosen = [i for i in dict.fromkeys(chosen) if isinstance(i, int) and 0 <= i < len(kept)]
         if not chosen:
-            return [], [], f"the fact filter kept none of the {len(kept)} retrieved facts"
-        return [kept[i] for i in chosen], [scores[i] for i in chosen], None
+            return [], [], f"the fact filter kept none of the {len(kept)} retrieved facts", True
+        return [kept[i] for i in chosen], [scores[i] for i in chosen], None, True
 
     def _prior(self, query: str, q: np.ndarray, dense: DenseHits,
                source: RecallSource) -> tuple[np.ndarray, np.ndarray]:
