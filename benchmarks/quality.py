@@ -119,7 +119,7 @@ ABLATION: dict[str, dict[str, Any]] = {
     "bridge_top_k 10": {"bridge_top_k": 10},
     "chain first hop as a fact query": {"hop_fact_queries": True},
     # Issue 14b: letting better triples show. The first row is recall as issue 14 left it.
-    "no fact anchor (issue 14 recall)": {"fact_anchor": False},
+    "no fact anchor": {"fact_anchor": False},
     "bridge from facts": {"bridge_source": "facts"},
     "bridge from facts, no fact anchor": {"bridge_source": "facts", "fact_anchor": False},
     "bridge from facts, passage_weight 0.2": {"bridge_source": "facts", "passage_weight": 0.2},
