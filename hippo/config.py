@@ -48,7 +48,8 @@ class Settings(BaseSettings):
     link_top_k: int = Field(1, ge=0, description="graph entities linked per query phrase (HippoRAG 1: 1)")
     link_min_score: float = Field(0.6, ge=-1.0, le=1.0)
     fact_seed_share: float = Field(0.5, ge=0.0, le=1.0, description="fact vs query-entity seed mix")
-    passage_weight: float = Field(0.5, ge=0.0, description="dense passage prior in the reset vector")
+    passage_weight: float = Field(0.2, ge=0.0, description="dense passage prior in the reset vector (issue 14b: "
+                                                           "0.5 before title seeds and the bridge)")
     keyword_prior_share: float = Field(0.3, ge=0.0, le=1.0, description="BM25 share of the passage prior")
     damping: float = Field(0.5, gt=0.0, lt=1.0)
     passage_readout: PassageReadout = "passage"
@@ -58,6 +59,13 @@ class Settings(BaseSettings):
     bridge_weight: float = Field(1.0, ge=0.0, description="second walk: weight of the bridge-entity seeds (0: off)")
     bridge_passages: int = Field(3, ge=1, le=50, description="first-walk passages whose entities seed the bridge")
     bridge_top_k: int = Field(5, ge=1, le=100, description="bridge-entity seeds kept")
+    # Issue 14b: what the triples are worth. Anchoring is the offline stand-in for an LLM's recognition step;
+    # the fact-led bridge reads the triples of the first walk's best passages, which only an LLM's are good for.
+    fact_anchor: bool = Field(True, description="keep the retrieved facts touching an entity or a page title the "
+                                                "query names (all when none does)")
+    bridge_source: Literal["mentions", "facts"] = Field(
+        "mentions", description="facts: a bridge entity weighs by its passage's best fact for the query "
+                                "(for LLM triples)")
 
     # Scale (issue 13): recall whose cost does not grow with the corpus.
     passage_prior_top: int = Field(200, ge=0, description="passages in the prior: top by dense and by BM25 "

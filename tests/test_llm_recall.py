@@ -46,7 +46,9 @@ def test_pure_recaller_with_a_filter_callable(sample_memory):
         seen.append(facts)
         return [1, 1, 99]  # duplicates and out-of-range indices are ignored
 
-    plain = Recaller(sample_memory.settings, sample_memory.embedder.encode,
+    # The filter sees the five retrieved facts as retrieved: anchoring is the offline stand-in, skipped here.
+    unanchored = sample_memory.settings.model_copy(update={"fact_anchor": False})
+    plain = Recaller(unanchored, sample_memory.embedder.encode,
                      sample_memory._query_parser.query_phrases).rank(QUESTION, source, n=5, k=5)
     filtered = Recaller(sample_memory.settings, sample_memory.embedder.encode,
                         sample_memory._query_parser.query_phrases, fact_filter=keep_second
@@ -80,7 +82,7 @@ def test_filter_keeps_the_facts_the_model_chose(sample_memory):
 def test_filter_keeping_nothing_falls_back_and_says_so(sample_memory, answer):
     with FakeOpenAI(lambda r: answer) as server, llm_memory(sample_memory, server) as memory:
         result = memory.recall(QUESTION, n=5, k=5)
-    if answer.startswith("None"):  # not JSON at all: no verdict, facts kept unfiltered
+    if answer.startswith("None"):  # not JSON at all: no verdict, recall as offline
         assert result.strategy == "graph" and "fact filter unavailable (ParseError)" in result.note
         return
     assert result.strategy in ("entity_link", "dense")

@@ -12,8 +12,8 @@ from hippo.extract.base import Extraction
 from hippo.extract.chains import parse_chain
 from hippo.extract.spacy import load_pipeline
 from hippo.graph import GraphProjection
-from hippo.graph.bridge import bridge_seeds
-from hippo.graph.scoring import passage_mass
+from hippo.graph.bridge import bridge_seeds, fact_relevance
+from hippo.graph.scoring import anchored_facts, passage_mass
 from hippo.memory.indexing import split_documents, validate_documents
 from hippo.memory.titles import TitleIndex, title_seeds
 from hippo.models import Passage
@@ -66,6 +66,30 @@ def test_bridge_seeds_come_from_the_best_passages_and_skip_dead_ends():
     # "seed" and "topic" appear in gold only: they lead nowhere; the hubs lead to the fillers.
     assert set(names) == {"hub-0", "hub-1", "hub-2"}
     assert max(names.values()) == pytest.approx(1.0)
+
+
+def test_anchored_facts_are_about_what_the_query_names_and_all_stay_when_none_is():
+    ends = [[10, 11], [12, 13], [14, 10], [15, 16]]
+    rows = [100, 101, 102, 103]
+    # Entity 10 is linked from a query phrase; fact row 103 was read from a page the query names by title.
+    assert anchored_facts(ends, rows, named_entities={10}, named_facts={103}) == [0, 2, 3]
+    assert anchored_facts(ends, rows, named_entities={99}, named_facts=set()) == [0, 1, 2, 3]
+    assert anchored_facts([], [], named_entities={10}, named_facts=set()) == []
+
+
+def test_the_fact_led_bridge_follows_the_fact_the_question_asks_about():
+    # Passage 0 (the first walk's best) mentions a director (1) and a studio (2), both on two pages;
+    # only the fact naming the director is close to the question.
+    mentions = {0: np.array([1, 2, 3])}
+    passage_count = np.array([0, 2, 2, 1])
+    fact_ends = {7: [3, 1], 8: [3, 2]}
+    relevance = fact_relevance(np.array([7, 8]), np.array([0.8, -0.2]), fact_ends.__getitem__)
+    assert relevance == {3: 0.8, 1: 0.8, 2: 0.0}
+    args = (np.array([1.0]), np.array([0]), mentions.__getitem__, passage_count)
+    assert bridge_seeds(*args, passages=1, k=5) == {1: 1.0, 2: 1.0}  # by mentions: a tie
+    # By facts: the director leads on, the studio no fact asks about does not; the page entity (3,
+    # on one page only) still leads nowhere.
+    assert bridge_seeds(*args, passages=1, k=5, relevance=lambda p: relevance) == {1: 1.0}
 
 
 def test_title_matches_need_the_words_in_order_and_a_name_for_one_word_titles():
@@ -155,3 +179,27 @@ def test_the_bridge_hop_lifts_the_page_of_the_entity_the_named_page_mentions(emb
     assert first == first_without == "Emile the African"
     # The second walk restarts at Robert Vernay (named by the top passage, and by one other).
     assert with_bridge > 1.5 * without_bridge
+
+
+def test_anchored_recall_keeps_only_the_facts_about_what_the_question_names(embedder):
+    corpus = [
+        {"title": "Signmark", "text": "Signmark is a Finnish rapper. Signmark was born in Helsinki, Finland."},
+        {"title": "Greece", "text": "Greece adopted the Euro as its currency in 2001."},
+        {"title": "Finnish markka", "text": "The Finnish markka was the currency of Finland until the Euro "
+                                            "replaced it in 2002."},
+    ]
+    question = "What currency predated the Euro in the country Signmark is from?"
+    with Memory.open(":memory:", embedder=embedder, extractor=SpacyExtractor()) as memory:
+        memory.index(corpus)
+
+        def fact_clues(**settings) -> list[str]:
+            result = Memory(memory.store, settings=Settings(**settings), embedder=embedder).recall(question, k=3)
+            return [c.query for c in result.clues if c.kind == "fact"]
+
+        anchored, unanchored = fact_clues(), fact_clues(fact_anchor=False)
+        both_bridges = {h.title for h in Memory(memory.store, settings=Settings(bridge_source="facts"),
+                                                embedder=embedder).recall(question, k=3).hits}
+    # The query links "Signmark" and "Euro": kept facts name one of them; the rest were retrieved by words.
+    assert anchored and all("Euro" in f or "Signmark" in f for f in anchored)
+    assert any("Euro" not in f and "Signmark" not in f for f in unanchored)
+    assert both_bridges == {"Signmark", "Greece", "Finnish markka"}  # the fact-led bridge runs end to end

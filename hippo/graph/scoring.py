@@ -71,6 +71,24 @@ def fact_seed_weights(
     return top_k({v: total[v] / seen[v] for v in total}, k)
 
 
+def anchored_facts(fact_ends: Sequence[Iterable[int]], fact_rows: Sequence[int], named_entities: set[int],
+                   named_facts: set[int]) -> list[int]:
+    """Indices of the retrieved facts the query anchors, in order; all of them when it anchors none.
+
+    Without an LLM's recognition step, fact retrieval by cosine also brings facts
+    that share the question's words but not its subject ("Greece adopted the
+    euro" for "the currency before the euro in Signmark's country"). A fact is
+    anchored when one of its ends is an entity a query phrase linked to
+    (``named_entities``) or it was read from a page whose title the query names
+    (``named_facts``, fact rows): it is about what the question is about. When
+    no retrieved fact is, the question names nothing the facts know, and all
+    are kept (as before).
+    """
+    keep = [i for i, (ends, row) in enumerate(zip(fact_ends, fact_rows, strict=True))
+            if row in named_facts or any(v in named_entities for v in ends)]
+    return keep or list(range(len(fact_rows)))
+
+
 def link_seed_weights(
     links: Iterable[tuple[int, float]],
     passage_count: np.ndarray,

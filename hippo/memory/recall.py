@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hippo.config import Settings
-from hippo.graph.bridge import bridge_seeds
+from hippo.graph.bridge import Relevance, bridge_seeds, fact_relevance
 from hippo.graph.scoring import (
+    anchored_facts,
     fact_seed_weights,
     fuse_seeds,
     link_seed_weights,
@@ -122,13 +123,17 @@ class Recaller:
         dense = self._dense(source, q, max(s.passage_prior_top, ranking_k))
         kept, fact_scores = self._facts(source, np.vstack([q, hop_vectors]) if len(hops) else q)
         links = self._links(source, phrase_vectors)
+        titles = source.title_seeds(query)
         timings["seeds"] = time.perf_counter() - clock
         notes: list[str] = []
+        judged = False  # whether an LLM's recognition step gave its verdict on the facts
         if self._filter is not None and kept:
             clock = time.perf_counter()
-            kept, fact_scores, note = self._recognise(query, source, kept, fact_scores)
+            kept, fact_scores, note, judged = self._recognise(query, source, kept, fact_scores)
             timings["filter"] = time.perf_counter() - clock
             notes += [note] if note else []
+        if s.fact_anchor and kept and not judged:  # the offline stand-in, also when the model is down
+            kept, fact_scores = self._anchor(source, kept, fact_scores, links, titles)
 
         fact_seeds = fact_seed_weights(
             ((source.fact_ends(row), fact_scores[i]) for i, row in enumerate(kept)),
@@ -144,7 +149,6 @@ class Recaller:
 
         clock = time.perf_counter()
         prior_vertices, prior = self._prior(query, q, dense, source)
-        titles = source.title_seeds(query)
         reset_vertices = np.concatenate([np.fromiter(seeds, dtype=np.int64, count=len(seeds)), prior_vertices,
                                          np.fromiter(titles, dtype=np.int64, count=len(titles))])
         reset_weights = np.concatenate([np.fromiter(seeds.values(), dtype=np.float64, count=len(seeds)),
@@ -155,7 +159,8 @@ class Recaller:
         passage_vertices, mass = passage_mass(source, reset_vertices, reset_weights, s, tail)
         if s.bridge_weight > 0:  # the second hop: restart also at the entities of the best passages
             bridge = bridge_seeds(mass, passage_vertices, source.mentions, source.passage_count,
-                                  passages=s.bridge_passages, k=s.bridge_top_k)
+                                  passages=s.bridge_passages, k=s.bridge_top_k,
+                                  relevance=self._fact_relevance(source, q) if s.bridge_source == "facts" else None)
             if bridge:  # the second walk also restarts at the first seeds: it ranks on its own
                 reset_vertices = np.concatenate([reset_vertices, np.fromiter(bridge, dtype=np.int64)])
                 reset_weights = np.concatenate([reset_weights, s.bridge_weight * np.fromiter(bridge.values(),
@@ -187,6 +192,21 @@ class Recaller:
 
     # -- pieces --------------------------------------------------------------------
 
+    @staticmethod
+    def _anchor(source: RecallSource, kept: list[int], scores: list[float], links: list[tuple[int, float, int]],
+                titles: dict[int, float]) -> tuple[list[int], list[float]]:
+        """The retrieved facts about what the query names (``anchored_facts``), with their scores."""
+        named_facts = {int(row) for v in titles for row in source.passage_fact_rows(v).tolist()}
+        keep = anchored_facts([source.fact_ends(row) for row in kept], kept, {v for v, _, _ in links}, named_facts)
+        return [kept[i] for i in keep], [scores[i] for i in keep]
+
+    @staticmethod
+    def _fact_relevance(source: RecallSource, q: np.ndarray) -> Relevance:
+        def relevance(passage: int) -> dict[int, float]:
+            rows = source.passage_fact_rows(passage)
+            return fact_relevance(rows, source.fact_cosines(q, rows), source.fact_ends) if len(rows) else {}
+        return relevance
+
     def _tail(self, source: RecallSource, q: np.ndarray, dense: DenseHits, prior_vertices: np.ndarray) -> Tail:
         """The reset weight the full prior would give each of these vertices and the top-M prior
         did not: passages the walk reached outside the top M keep their own dense prior (BM25
@@ -205,21 +225,22 @@ class Recaller:
         return tail
 
     def _recognise(self, query: str, source: RecallSource, kept: list[int],
-                   scores: list[float]) -> tuple[list[int], list[float], str | None]:
+                   scores: list[float]) -> tuple[list[int], list[float], str | None, bool]:
         """The fact filter's verdict on the retrieved facts. Kept facts keep their retrieval
         scores. Keeping none leaves the query-entity seeds (else dense retrieval) to carry
-        recall, as HippoRAG 2 falls back; a filter that fails keeps every fact (an outage of
-        the model must not change what recall finds) and says so."""
+        recall, as HippoRAG 2 falls back; a filter that fails gives no verdict (the last value):
+        recall goes on as offline, anchoring included (an outage of the model must not change
+        what recall finds), and says so."""
         ids = source.fact_ids(kept)
         texts = source.fact_texts(ids)
         try:
             chosen = self._filter(query, [texts.get(fid, "") for fid in ids])
         except Exception as exc:  # any failure of the optional step: recall goes on without it
-            return kept, scores, f"fact filter unavailable ({type(exc).__name__}): facts kept unfiltered"
+            return kept, scores, f"fact filter unavailable ({type(exc).__name__}): recall as offline", False
         chosen = [i for i in dict.fromkeys(chosen) if isinstance(i, int) and 0 <= i < len(kept)]
         if not chosen:
-            return [], [], f"the fact filter kept none of the {len(kept)} retrieved facts"
-        return [kept[i] for i in chosen], [scores[i] for i in chosen], None
+            return [], [], f"the fact filter kept none of the {len(kept)} retrieved facts", True
+        return [kept[i] for i in chosen], [scores[i] for i in chosen], None, True
 
     def _prior(self, query: str, q: np.ndarray, dense: DenseHits,
                source: RecallSource) -> tuple[np.ndarray, np.ndarray]:

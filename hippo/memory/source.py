@@ -84,6 +84,9 @@ class RecallSource(Protocol):
     def passage_facts(self, passage: int) -> list[str]:
         """Ids of the facts read from a passage."""
 
+    def passage_fact_rows(self, passage: int) -> np.ndarray:
+        """Rows of the facts read from a passage (the handles ``nearest_facts`` gives)."""
+
     def edges(self, frontier: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """The visible edge entries at a frontier: (index into ``frontier``, columns ``targets``,
         ``weights``, ``kinds``)."""
@@ -191,6 +194,9 @@ class LocalSource:
     def passage_facts(self, passage: int) -> list[str]:
         p = self.state.projection
         return p.fact_ids.take(p.facts_of(passage))
+
+    def passage_fact_rows(self, passage: int) -> np.ndarray:
+        return self.state.projection.facts_of(passage)
 
     def edges(self, frontier: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         return self.view.entries(frontier)
