@@ -79,6 +79,8 @@ class Settings(BaseSettings):
                                                    "the process; store: recall from Neo4j's indexes by queries")
     neo4j_read_nodes: int = Field(1 << 19, ge=1024, le=1 << 26, description="nodes one store-side recall may "
                                   "touch (the size of its PPR scratch arrays, not of the graph)")
+    neo4j_read_cache: int = Field(200_000, ge=0, le=1 << 24, description="nodes whose fetched edges a reader's "
+                                  "store-side recalls share, per set of spaces and store revision (0: none)")
     neo4j_read_fetch: int = Field(4096, ge=16, description="vector-index hits a store-side search widens to "
                                   "before it scores the reader's own records exactly")
 

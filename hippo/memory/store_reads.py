@@ -20,7 +20,7 @@ from hippo.store.base import Spaces
 from hippo.store.neo4j.reader import Statistics
 
 STATISTICS = 64  # sets of readable spaces whose statistics are kept
-CACHES = 4  # sets of readable spaces whose fetched edges are kept (each up to neo4j_read_nodes nodes)
+CACHES = 4  # sets of readable spaces whose fetched edges are kept (each up to neo4j_read_cache nodes)
 
 
 class StoreReads:
@@ -60,14 +60,15 @@ class StoreReads:
                 self._statistics.move_to_end(spaces)
                 while len(self._statistics) > STATISTICS:
                     self._statistics.popitem(last=False)
-        with self._lock:
-            cache = self._caches.pop(spaces, None) or ReaderCache(s.neo4j_read_nodes, revision)
-            cache = cache.fresh(revision)
-            self._caches[spaces] = cache
-            while len(self._caches) > CACHES:
-                self._caches.popitem(last=False)
-        source = StoreSource(reader, self.store, spaces, statistics, cache, relation_weight=s.relation_weight,
-                             mention_weight=s.mention_weight)
+        cache = None
+        if s.neo4j_read_cache:
+            with self._lock:
+                cache = self._caches.pop(spaces, None) or ReaderCache(s.neo4j_read_cache, revision)
+                cache = self._caches[spaces] = cache.fresh(revision)
+                while len(self._caches) > CACHES:
+                    self._caches.popitem(last=False)
+        source = StoreSource(reader, self.store, spaces, statistics, capacity=s.neo4j_read_nodes, cache=cache,
+                             relation_weight=s.relation_weight, mention_weight=s.mention_weight)
         with self._lock:
             self._sources.append(source)
             while len(self._sources) > 8:

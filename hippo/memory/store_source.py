@@ -1,10 +1,10 @@
 """``StoreSource``: the ``RecallSource`` served from the store by queries (``HIPPO_NEO4J_READ=store``).
 
-Nothing of the graph is kept in the process beyond a bounded cache: the
-recalls of one reader (one set of spaces) share the handles of the nodes they
-touched (``NodeTable``, at most ``neo4j_read_nodes``) and the visible edges
-they fetched (``ReaderCache``), valid for one store revision; fact rows and
-cosines are the recall's own. What it reads, through a ``hippo.store.neo4j.reader.Neo4jReader``:
+Nothing of the graph is kept in the process beyond bounded caches: one source
+per recall holds the handles of the nodes and facts that recall touched
+(``NodeTable``, at most ``neo4j_read_nodes``), and the recalls of one reader
+(one set of spaces) share the visible edges they fetched (``ReaderCache``, at
+most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads, through a ``hippo.store.neo4j.reader.Neo4jReader``:
 
 - candidates per family from the vector indexes, visible ones only, widened
   until the true top k is found (the reader's docstring says how);
@@ -21,7 +21,6 @@ cosines are the recall's own. What it reads, through a ``hippo.store.neo4j.reade
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -49,16 +48,8 @@ class NodeTable:
         self.index: dict[str, int] = {}
         self.passage = np.zeros(0, dtype=bool)
         self.count: dict[int, int] = {}  # entity handle -> visible passages mentioning it
-        self._lock = threading.Lock()  # recalls of one reader share the table
 
     def handle(self, rid: str, passage: bool) -> int:
-        found = self.index.get(rid)
-        if found is not None:
-            return found
-        with self._lock:
-            return self._add(rid, passage)
-
-    def _add(self, rid: str, passage: bool) -> int:
         found = self.index.get(rid)
         if found is not None:
             return found
@@ -70,7 +61,7 @@ class NodeTable:
             self.passage = np.concatenate([self.passage, np.zeros(max(64, h), dtype=bool)])
         self.passage[h] = passage
         self.ids.append(rid)
-        self.index[rid] = h  # last: another recall may find it without the lock from here on
+        self.index[rid] = h
         return h
 
     def handles(self, ids: list[str], passage: bool) -> np.ndarray:
@@ -78,19 +69,20 @@ class NodeTable:
 
 
 class ReaderCache:
-    """What one reader's recalls share at one store revision: node handles, the visible edges fetched
-    and node strengths. Bounded by the handle table's capacity (a setting), cleared once half full
-    and whenever the revision moves, so it holds no graph-sized state and never a stale edge."""
+    """The visible edges one reader's recalls fetched, by record id, at one store revision.
+
+    At most ``capacity`` nodes (a setting), cleared when full and whenever the revision
+    moves: no graph-sized state, never a stale edge. Handles and strengths stay each
+    recall's own, so a recall walks exactly as it would with nothing cached (the same
+    push schedule and tie order, whatever earlier recalls read)."""
 
     def __init__(self, capacity: int, revision: int) -> None:
         self.capacity, self.revision = capacity, revision
-        self.table = NodeTable(capacity)
-        self.edges: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # targets, weights, kinds
-        self.strength: dict[int, float] = {}
+        self.edges: dict[str, Edges] = {}
 
     def fresh(self, revision: int) -> ReaderCache:
-        """This cache if still valid for ``revision`` and not half full, else an empty one."""
-        if revision == self.revision and len(self.table.ids) <= self.capacity // 2:
+        """This cache if still valid for ``revision`` and not full, else an empty one."""
+        if revision == self.revision and len(self.edges) < self.capacity:
             return self
         return ReaderCache(self.capacity, revision)
 
@@ -108,12 +100,15 @@ class _PerNode:
 class StoreSource:
     """``RecallSource`` over a ``Neo4jReader``, for one recall of one reader."""
 
-    def __init__(self, reader: Neo4jReader, store: Store, spaces: Spaces, statistics: Statistics,
-                 cache: ReaderCache, *, relation_weight: float = 1.0, mention_weight: float = 1.0) -> None:
+    def __init__(self, reader: Neo4jReader, store: Store, spaces: Spaces, statistics: Statistics, *,
+                 capacity: int, cache: ReaderCache | None = None, relation_weight: float = 1.0,
+                 mention_weight: float = 1.0) -> None:
         self.reader, self.store, self.spaces, self.statistics = reader, store, spaces, statistics
-        self.table = cache.table
+        self.table = NodeTable(capacity)
+        self.cache = cache
         self.relation_weight, self.mention_weight = relation_weight, mention_weight
-        self._edges, self._strength = cache.edges, cache.strength
+        self._edges: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # targets, weights, kinds
+        self._strength: dict[int, float] = {}
         self._want_counts: set[int] = set()
         self._cosines: dict[bytes, dict[int, float]] = {}
         self.fact_rows: list[tuple[str, int, int, str, str]] = []  # id, subject, object, passage id, hash
@@ -176,12 +171,19 @@ class StoreSource:
         missing = [h for h in dict.fromkeys(nodes.tolist()) if h not in self._edges]
         if not missing:
             return
-        passages = [self.table.ids[h] for h in missing if self.table.passage[h]]
-        entities = [self.table.ids[h] for h in missing if not self.table.passage[h]]
-        found = self.reader.neighbours(passages, entities)
+        ids = self.table.ids
+        cached = self.cache.edges if self.cache is not None else {}
+        ask = [h for h in missing if ids[h] not in cached]
+        found = self.reader.neighbours([ids[h] for h in ask if self.table.passage[h]],
+                                       [ids[h] for h in ask if not self.table.passage[h]]) if ask else {}
         empty = Edges([], [], [], [])
+        for h in ask:
+            found.setdefault(ids[h], empty)
+        if self.cache is not None and len(cached) + len(found) <= self.cache.capacity:
+            cached.update(found)
         for h in missing:
-            self._add_edges(h, found.get(self.table.ids[h], empty))
+            rid = ids[h]
+            self._add_edges(h, found[rid] if rid in found else cached[rid])
 
     def _add_edges(self, h: int, edges: Edges) -> None:
         t = self.table
