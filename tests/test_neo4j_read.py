@@ -178,15 +178,15 @@ def test_neo4j_down_mid_recall_is_a_store_error_and_recall_resumes(server: dict[
                        connection_timeout=2.0)
     with Memory(store, settings=Settings(neo4j_read="store"), embedder=embedder) as memory:
         assert memory.recall(QUESTIONS[1]).hits
-        search = Neo4jReader.nearest
+        read = Neo4jReader._read
 
-        def cut_then_search(self: Neo4jReader, *args: Any) -> Any:
-            proxy.down()  # the recall has read the revision; its vector searches find Neo4j gone
-            return search(self, *args)
+        def cut_then_read(self: Neo4jReader, *args: Any, **params: Any) -> Any:
+            proxy.down()  # the recall has read the revision; its next statement finds Neo4j gone
+            return read(self, *args, **params)
 
-        monkeypatch.setattr(Neo4jReader, "nearest", cut_then_search)
+        monkeypatch.setattr(Neo4jReader, "_read", cut_then_read)
         with pytest.raises(StoreError, match="cannot reach Neo4j"):
             memory.recall(QUESTIONS[2])
-        monkeypatch.setattr(Neo4jReader, "nearest", search)
+        monkeypatch.setattr(Neo4jReader, "_read", read)
         proxy.up()
         assert memory.recall(QUESTIONS[2]).hits, "the same memory serves again once Neo4j is back"

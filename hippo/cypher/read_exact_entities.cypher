@@ -6,5 +6,5 @@ WITH DISTINCT e
 MATCH (v:Vector {hash: e.embed_hash})
 WITH e, vector.similarity.cosine(v.embedding, $query) AS score
 ORDER BY score DESC, e.seq
-LIMIT $k
-RETURN collect([e.id, score]) AS found
+WITH collect([e.id, score]) AS scored
+RETURN scored[0..$k] AS found, scored[-1..] AS bottom

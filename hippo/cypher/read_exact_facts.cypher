@@ -6,5 +6,5 @@ MATCH (s:Entity)-[r:RELATES {passage_id: p.id}]->(o:Entity)
 MATCH (v:Vector {hash: r.embed_hash})
 WITH r, s, o, vector.similarity.cosine(v.embedding, $query) AS score
 ORDER BY score DESC, r.seq
-LIMIT $k
-RETURN collect([r.id, score, s.id, o.id, r.passage_id, r.embed_hash]) AS found
+WITH collect([r.id, score, s.id, o.id, r.passage_id, r.embed_hash]) AS scored
+RETURN scored[0..$k] AS found, scored[-1..] AS bottom

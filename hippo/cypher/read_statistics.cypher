@@ -1,6 +1,7 @@
 // What store-side recall needs of the reader's whole view, read once per store revision: live
 // passages in the reader's spaces, their summed length in characters (the BM25 length norm),
-// and how many facts and entities have vectors. O(passages the reader sees).
+// how many facts and entities have vectors, and the graph's edges (visible or not: the count store).
+// O(passages the reader sees).
 // $spaces: [string] or null
 MATCH (m:Meta {id: $meta})
 CALL () {
@@ -10,4 +11,7 @@ CALL () {
 }
 CALL () { MATCH (v:FactVector) RETURN count(v) AS facts }
 CALL () { MATCH (v:EntityVector) RETURN count(v) AS entities }
-RETURN m.revision AS revision, passages, characters, facts, entities
+CALL () { MATCH ()-[r:RELATES]->() RETURN count(r) AS relations }
+CALL () { MATCH ()-[r:MENTIONS]->() RETURN count(r) AS mentions }
+CALL () { MATCH ()-[r:SYNONYM]->() RETURN count(r) AS synonyms }
+RETURN m.revision AS revision, passages, characters, facts, entities, relations + mentions + synonyms AS edges

@@ -14,7 +14,8 @@ import threading
 from collections import OrderedDict
 
 from hippo.config import Settings
-from hippo.memory.store_source import ReaderCache, StoreSource
+from hippo.memory.store_cache import ReaderCache
+from hippo.memory.store_source import StoreSource
 from hippo.store import Store
 from hippo.store.base import Spaces
 from hippo.store.neo4j.reader import Statistics
@@ -68,6 +69,7 @@ class StoreReads:
                 while len(self._caches) > CACHES:
                     self._caches.popitem(last=False)
         source = StoreSource(reader, self.store, spaces, statistics, capacity=s.neo4j_read_nodes, cache=cache,
+                             exact_max=s.neo4j_read_exact,
                              relation_weight=s.relation_weight, mention_weight=s.mention_weight)
         with self._lock:
             self._sources.append(source)

@@ -21,91 +21,39 @@ most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads, t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
-from hippo.errors import StoreError
 from hippo.graph.edges import MENTION, RELATION, SYNONYM
-from hippo.graph.ppr import Neighbours, SparseScores, push_pagerank
+from hippo.graph.ppr import (
+    Neighbours,
+    SparseScores,
+    Transition,
+    power_pagerank,
+    push_pagerank,
+)
 from hippo.graph.scoring import Readout, passage_mass
 from hippo.graph.view import Solver
 from hippo.memory.names import surface_form
 from hippo.memory.source import Nearest
+from hippo.memory.store_cache import Adjacent, NodeTable, PerNodeLookup, ReaderCache
 from hippo.memory.store_words import keyword_scores, title_seeds
 from hippo.store import Store
 from hippo.store.base import Spaces
 from hippo.store.neo4j.reader import Edges, Neo4jReader, Statistics
 
 
-class NodeTable:
-    """Integer handles for the record ids one recall has seen; every passage handle is a visible passage."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.ids: list[str] = []
-        self.index: dict[str, int] = {}
-        self.passage = np.zeros(0, dtype=bool)
-        self.count: dict[int, int] = {}  # entity handle -> visible passages mentioning it
-
-    def handle(self, rid: str, passage: bool) -> int:
-        found = self.index.get(rid)
-        if found is not None:
-            return found
-        h = len(self.ids)
-        if h >= self.capacity:
-            raise StoreError(f"a store-side recall reached more than {self.capacity} nodes "
-                             "(settings.neo4j_read_nodes, env HIPPO_NEO4J_READ_NODES)")
-        if h >= len(self.passage):
-            self.passage = np.concatenate([self.passage, np.zeros(max(64, h), dtype=bool)])
-        self.passage[h] = passage
-        self.ids.append(rid)
-        self.index[rid] = h
-        return h
-
-    def handles(self, ids: list[str], passage: bool) -> np.ndarray:
-        return np.array([self.handle(rid, passage) for rid in ids], dtype=np.int64)
-
-
-class ReaderCache:
-    """The visible edges one reader's recalls fetched, by record id, at one store revision.
-
-    At most ``capacity`` nodes (a setting), cleared when full and whenever the revision
-    moves: no graph-sized state, never a stale edge. Handles and strengths stay each
-    recall's own, so a recall walks exactly as it would with nothing cached (the same
-    push schedule and tie order, whatever earlier recalls read)."""
-
-    def __init__(self, capacity: int, revision: int) -> None:
-        self.capacity, self.revision = capacity, revision
-        self.edges: dict[str, Edges] = {}
-
-    def fresh(self, revision: int) -> ReaderCache:
-        """This cache if still valid for ``revision`` and not full, else an empty one."""
-        if revision == self.revision and len(self.edges) < self.capacity:
-            return self
-        return ReaderCache(self.capacity, revision)
-
-
-class _PerNode:
-    def __init__(self, lookup: Callable[[np.ndarray], np.ndarray]) -> None:
-        self.lookup = lookup
-
-    def __getitem__(self, nodes: Any) -> Any:
-        if np.isscalar(nodes) or np.ndim(nodes) == 0:
-            return self.lookup(np.array([int(nodes)], dtype=np.int64))[0]
-        return self.lookup(np.asarray(nodes, dtype=np.int64))
-
-
 class StoreSource:
     """``RecallSource`` over a ``Neo4jReader``, for one recall of one reader."""
 
     def __init__(self, reader: Neo4jReader, store: Store, spaces: Spaces, statistics: Statistics, *,
-                 capacity: int, cache: ReaderCache | None = None, relation_weight: float = 1.0,
-                 mention_weight: float = 1.0) -> None:
+                 capacity: int, cache: ReaderCache | None = None, exact_max: int = 0,
+                 relation_weight: float = 1.0, mention_weight: float = 1.0) -> None:
         self.reader, self.store, self.spaces, self.statistics = reader, store, spaces, statistics
         self.table = NodeTable(capacity)
-        self.cache = cache
+        self.cache, self.exact_max = cache, exact_max
         self.relation_weight, self.mention_weight = relation_weight, mention_weight
         self._edges: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # targets, weights, kinds
         self._strength: dict[int, float] = {}
@@ -122,12 +70,12 @@ class StoreSource:
         return self.statistics.passages
 
     @property
-    def passage_count(self) -> _PerNode:
-        return _PerNode(self._counts)
+    def passage_count(self) -> PerNodeLookup:
+        return PerNodeLookup(self._counts)
 
     @property
-    def visible_passage(self) -> _PerNode:
-        return _PerNode(lambda nodes: self.table.passage[nodes])
+    def visible_passage(self) -> PerNodeLookup:
+        return PerNodeLookup(lambda nodes: self.table.passage[nodes])
 
     def passage_nodes(self) -> np.ndarray:
         return self.table.handles(self.reader.visible_passages(), True)
@@ -177,28 +125,36 @@ class StoreSource:
         found = self.reader.neighbours([ids[h] for h in ask if self.table.passage[h]],
                                        [ids[h] for h in ask if not self.table.passage[h]]) if ask else {}
         empty = Edges([], [], [], [])
-        for h in ask:
-            found.setdefault(ids[h], empty)
-        if self.cache is not None and len(cached) + len(found) <= self.cache.capacity:
-            cached.update(found)
+        fresh = {ids[h]: self._arrays(found.get(ids[h], empty)) for h in ask}
+        if self.cache is not None and len(cached) + len(fresh) <= self.cache.capacity:
+            cached.update(fresh)
         for h in missing:
             rid = ids[h]
-            self._add_edges(h, found[rid] if rid in found else cached[rid])
+            self._add_edges(h, fresh[rid] if rid in fresh else cached[rid])
 
-    def _add_edges(self, h: int, edges: Edges) -> None:
+    def _arrays(self, edges: Edges) -> Adjacent:
+        """One node's edges as the arrays a walk reads (targets still as ids)."""
+        mentions, relations, synonyms = len(edges.entities) + len(edges.passages), len(edges.relations), \
+            len(edges.synonyms)
+        targets = [*edges.entities, *edges.passages, *edges.relations, *(o for o, _ in edges.synonyms)]
+        passage = np.zeros(len(targets), dtype=bool)
+        passage[len(edges.entities) : mentions] = True
+        weights = np.concatenate([np.full(mentions + relations, self.mention_weight),
+                                  np.array([w for _, w in edges.synonyms], dtype=np.float64)])
+        weights[mentions : mentions + relations] = self.relation_weight
+        kinds = np.repeat(np.array([MENTION, RELATION, SYNONYM], dtype=np.int8), [mentions, relations, synonyms])
+        return Adjacent(targets, passage, weights, kinds, len(edges.passages))
+
+    def _add_edges(self, h: int, edges: Adjacent) -> None:
         t = self.table
-        targets = np.concatenate([t.handles(edges.entities, False), t.handles(edges.passages, True),
-                                  t.handles(edges.relations, False), t.handles([o for o, _ in edges.synonyms], False)])
-        weights = np.concatenate([np.full(len(edges.entities) + len(edges.passages), self.mention_weight),
-                                  np.full(len(edges.relations), self.relation_weight),
-                                  np.array([s for _, s in edges.synonyms], dtype=np.float64)])
-        kinds = np.concatenate([np.full(len(edges.entities) + len(edges.passages), MENTION, dtype=np.int8),
-                                np.full(len(edges.relations), RELATION, dtype=np.int8),
-                                np.full(len(edges.synonyms), SYNONYM, dtype=np.int8)])
-        self._edges[h] = (targets, weights, kinds)
-        self._strength[h] = float(weights.sum())
+        index = t.index
+        targets = [index.get(rid, -1) for rid in edges.targets]
+        for i in [i for i, found in enumerate(targets) if found < 0]:
+            targets[i] = t.handle(edges.targets[i], bool(edges.passage[i]))
+        self._edges[h] = (np.array(targets, dtype=np.int64), edges.weights, edges.kinds)
+        self._strength[h] = float(edges.weights.sum())
         if not t.passage[h]:
-            t.count[h] = len(edges.passages)
+            t.count[h] = edges.passages
 
     def mentions(self, passage: int) -> np.ndarray:
         if not self.table.passage[passage]:
@@ -234,7 +190,34 @@ class StoreSource:
 
     def pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float, *, solver: Solver,
                  epsilon: float, exact_max_edges: int) -> SparseScores:
+        """Local push; on a graph of at most ``exact_max_edges`` edges (or when asked), as in process,
+        the exact power iteration over the part of the visible graph the reset can reach (fetched
+        wave by wave: PPR mass never leaves it)."""
+        if solver == "exact" or (solver == "auto" and self.statistics.edges <= exact_max_edges):
+            return self._exact_pagerank(np.asarray(nodes, dtype=np.int64), np.asarray(weights, dtype=np.float64),
+                                        damping)
         return push_pagerank(self, nodes, weights, damping, epsilon)
+
+    def _exact_pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float) -> SparseScores:
+        reached = list(dict.fromkeys(nodes.tolist()))
+        seen, frontier = set(reached), reached
+        while frontier:
+            self._fetch(np.array(frontier, dtype=np.int64))
+            fresh = [t for h in frontier for t in dict.fromkeys(self._edges[h][0].tolist()) if t not in seen]
+            fresh = list(dict.fromkeys(fresh))
+            seen.update(fresh)
+            reached += fresh
+            frontier = fresh
+        order = np.array(sorted(reached), dtype=np.int64)
+        owners, columns = self.edges(order)
+        at = np.searchsorted(order, columns["targets"])
+        m = len(order)
+        adjacency = sparse.csr_matrix((columns["weights"], (owners, at)), shape=(m, m))
+        reset = np.zeros(m)
+        np.add.at(reset, np.searchsorted(order, nodes), np.maximum(weights, 0.0))
+        scores = power_pagerank(Transition.of_adjacency(adjacency), reset, damping)
+        keep = scores > 0
+        return SparseScores(vertices=order[keep], scores=scores[keep], pushes=m, edges=len(owners))
 
     def passage_readout(self, scores: SparseScores, readout: Readout,
                         blend: float) -> tuple[np.ndarray, np.ndarray]:
@@ -243,8 +226,6 @@ class StoreSource:
         m = len(reached)
         if readout == "passage" or not len(passages):
             return reached[passages], scores.scores[passages]
-        from scipy import sparse
-
         owners, columns = self.edges(reached[passages])
         at = np.minimum(np.searchsorted(reached, columns["targets"]), m - 1)
         inside = reached[at] == columns["targets"]
@@ -258,13 +239,20 @@ class StoreSource:
 
     # -- vectors -------------------------------------------------------------------------
 
-    def _nearest(self, family: str, q: np.ndarray, k: int) -> tuple[list[list[Any]], float]:
+    def _nearest(self, family: str, q: np.ndarray, k: int, total: int) -> tuple[list[list[Any]], float]:
+        """The ``k`` best and the floor of every visible record's cosine: scored exactly when the family
+        holds at most ``exact_max`` records (``neo4j_read_exact``; as the in-process index searches
+        small shards exactly), else from the vector index (the floor: the best hit for ``-q``, which
+        an approximate index may miss by a little)."""
         q = np.asarray(q, dtype=np.float64)
+        if total <= self.exact_max:
+            top, low = self.reader.exact(family, q, k)  # type: ignore[arg-type]
+            return top, low if low is not None else 0.0
         top, bottom = self.reader.nearest(family, np.vstack([q, -q]), [k, 1])  # type: ignore[arg-type]
         return top, -float(bottom[0][1]) if bottom else 0.0
 
     def nearest_passages(self, q: np.ndarray, k: int) -> Nearest:
-        top, low = self._nearest("passages", q, k)
+        top, low = self._nearest("passages", q, k, self.statistics.passages)
         handles = self.table.handles([r[0] for r in top], True)
         scores = np.array([r[1] for r in top], dtype=np.float32)
         self._cosines.setdefault(np.asarray(q, np.float32).tobytes(), {}).update(
@@ -272,7 +260,7 @@ class StoreSource:
         return Nearest(handles, scores, low)
 
     def nearest_facts(self, q: np.ndarray, k: int) -> Nearest:
-        top, low = self._nearest("facts", q, k)
+        top, low = self._nearest("facts", q, k, self.statistics.facts)
         rows = np.array([self._fact(*r[:1], *r[2:]) for r in top], dtype=np.int64)
         return Nearest(rows, np.array([r[1] for r in top], dtype=np.float32), low)
 
@@ -288,7 +276,11 @@ class StoreSource:
     def nearest_entities(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         queries = np.atleast_2d(queries)
         out = []
-        for found in self.reader.nearest("entities", queries, [k] * len(queries)):
+        if self.statistics.entities <= self.exact_max:
+            every = [self.reader.exact("entities", x, k)[0] for x in queries]
+        else:
+            every = self.reader.nearest("entities", queries, [k] * len(queries))
+        for found in every:
             handles = self.table.handles([r[0] for r in found], False)
             self._want_counts.update(handles.tolist())
             out.append((np.array([r[1] for r in found], dtype=np.float32), handles))

@@ -40,6 +40,7 @@ class Statistics:
     characters: int  # their summed length (title + text)
     facts: int  # fact vectors, visible or not
     entities: int  # entity vectors, visible or not
+    edges: int = 0  # relations, mentions and synonyms, visible or not
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class Neo4jReader:
             return Statistics(0, 0, 0, 0, 0)
         r = rows[0]
         return Statistics(int(r["revision"] or 0), int(r["passages"]), int(r["characters"] or 0), int(r["facts"]),
-                          int(r["entities"]))
+                          int(r["entities"]), int(r["edges"]))
 
     def revision(self) -> int:
         self.round_trips += 1
@@ -113,8 +114,18 @@ class Neo4jReader:
         return out
 
     def _exact(self, family: Family, query: np.ndarray, k: int) -> list[list[Any]]:
-        rows = self._read(f"read_exact_{family}", f"scoring {family} exactly", query=query.tolist(), k=k)
-        return [[r[0], cosine(r[1]), *r[2:]] for r in rows[0]["found"]] if rows else []
+        return self.exact(family, query, k)[0]
+
+    def exact(self, family: Family, query: np.ndarray, k: int) -> tuple[list[list[Any]], float | None]:
+        """Every visible record scored exactly: the ``k`` best, and the lowest cosine (None: no record).
+        O(what the reader sees), one round trip."""
+        rows = self._read(f"read_exact_{family}", f"scoring {family} exactly",
+                          query=np.asarray(query, dtype=np.float64).tolist(), k=k)
+        if not rows:
+            return [], None
+        found = [[r[0], cosine(r[1]), *r[2:]] for r in rows[0]["found"]]
+        bottom = rows[0]["bottom"]
+        return found, cosine(bottom[0][1]) if bottom else None
 
     def cosines(self, family: Literal["passage", "fact"], ids: list[str], query: np.ndarray) -> dict[str, float]:
         """Exact cosines of these records with ``query`` (records without a vector are left out)."""
