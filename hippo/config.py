@@ -81,8 +81,8 @@ class Settings(BaseSettings):
                                   "touch (the size of its PPR scratch arrays, not of the graph)")
     neo4j_read_cache: int = Field(200_000, ge=0, le=1 << 24, description="nodes whose fetched edges a reader's "
                                   "store-side recalls share, per set of spaces and store revision (0: none)")
-    neo4j_read_exact: int = Field(1_000, ge=0, description="a family of at most this many vectors (passages: "
-                                  "the reader's) is scored exactly by a store-side recall, not by the vector index")
+    neo4j_read_exact: int = Field(500, ge=0, description="a reader seeing at most this many passages is served "
+                                  "by exact vector scans of what it sees, not by the vector indexes")
     neo4j_read_fetch: int = Field(4096, ge=16, description="vector-index hits a store-side search widens to "
                                   "before it scores the reader's own records exactly")
 

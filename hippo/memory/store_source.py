@@ -239,20 +239,26 @@ class StoreSource:
 
     # -- vectors -------------------------------------------------------------------------
 
-    def _nearest(self, family: str, q: np.ndarray, k: int, total: int) -> tuple[list[list[Any]], float]:
-        """The ``k`` best and the floor of every visible record's cosine: scored exactly when the family
-        holds at most ``exact_max`` records (``neo4j_read_exact``; as the in-process index searches
-        small shards exactly), else from the vector index (the floor: the best hit for ``-q``, which
-        an approximate index may miss by a little)."""
+    @property
+    def _exact(self) -> bool:
+        """A reader of at most ``exact_max`` passages (``neo4j_read_exact``) is served by exact scans of
+        what it sees, as the in-process index searches small shards exactly. The choice depends on
+        what the reader sees only, so a hidden space cannot change which answers it gets."""
+        return self.statistics.passages <= self.exact_max
+
+    def _nearest(self, family: str, q: np.ndarray, k: int) -> tuple[list[list[Any]], float]:
+        """The ``k`` best and the floor of every visible record's cosine: exactly for a small reader,
+        else from the vector index (the floor: the best hit for ``-q``, which an approximate index may
+        miss by a little)."""
         q = np.asarray(q, dtype=np.float64)
-        if total <= self.exact_max:
+        if self._exact:
             top, low = self.reader.exact(family, q, k)  # type: ignore[arg-type]
             return top, low if low is not None else 0.0
         top, bottom = self.reader.nearest(family, np.vstack([q, -q]), [k, 1])  # type: ignore[arg-type]
         return top, -float(bottom[0][1]) if bottom else 0.0
 
     def nearest_passages(self, q: np.ndarray, k: int) -> Nearest:
-        top, low = self._nearest("passages", q, k, self.statistics.passages)
+        top, low = self._nearest("passages", q, k)
         handles = self.table.handles([r[0] for r in top], True)
         scores = np.array([r[1] for r in top], dtype=np.float32)
         self._cosines.setdefault(np.asarray(q, np.float32).tobytes(), {}).update(
@@ -260,7 +266,7 @@ class StoreSource:
         return Nearest(handles, scores, low)
 
     def nearest_facts(self, q: np.ndarray, k: int) -> Nearest:
-        top, low = self._nearest("facts", q, k, self.statistics.facts)
+        top, low = self._nearest("facts", q, k)
         rows = np.array([self._fact(*r[:1], *r[2:]) for r in top], dtype=np.int64)
         return Nearest(rows, np.array([r[1] for r in top], dtype=np.float32), low)
 
@@ -276,7 +282,7 @@ class StoreSource:
     def nearest_entities(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         queries = np.atleast_2d(queries)
         out = []
-        if self.statistics.entities <= self.exact_max:
+        if self._exact:
             every = [self.reader.exact("entities", x, k)[0] for x in queries]
         else:
             every = self.reader.nearest("entities", queries, [k] * len(queries))
