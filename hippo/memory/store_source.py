@@ -4,7 +4,8 @@ Nothing of the graph is kept in the process beyond bounded caches: one source
 per recall holds the handles of the nodes and facts that recall touched
 (``NodeTable``, at most ``neo4j_read_nodes``), and the recalls of one reader
 (one set of spaces) share the visible edges they fetched (``ReaderCache``, at
-most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads, through a ``hippo.store.neo4j.reader.Neo4jReader``:
+most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads,
+through a ``hippo.store.neo4j.reader.Neo4jReader``:
 
 - candidates per family from the vector indexes, visible ones only, widened
   until the true top k is found (the reader's docstring says how);
@@ -15,7 +16,8 @@ most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads, t
   weights (relation and mention weights, synonym scores). A node's strength is
   the sum of its visible edges once fetched, and 1 before (a lower bound: it only
   schedules pushes), so the walk is a function of what the reader sees alone.
-  The exact solver is not offered: it needs the whole graph;
+  On a small graph (``ppr_exact_max_edges``), as in process, the exact power
+  iteration over the visible part the reset can reach;
 - names, texts, counts, mentions and facts by id.
 """
 
