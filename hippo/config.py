@@ -82,6 +82,18 @@ class Settings(BaseSettings):
     vector_rerank: int = Field(8, ge=1, description="an approximate search re-scores rerank x k candidates exactly")
     derived_cache: bool = Field(True, description="save the derived indexes beside a SQLite file store")
 
+    # Store-side reads (hippo.memory.store_source): a Neo4j store served by queries, no graph copy in the process.
+    neo4j_read: Literal["memory", "store"] = Field("memory", description="memory: load the graph and vectors into "
+                                                   "the process; store: recall from Neo4j's indexes by queries")
+    neo4j_read_nodes: int = Field(1 << 19, ge=1024, le=1 << 26, description="nodes one store-side recall may "
+                                  "touch (the size of its PPR scratch arrays, not of the graph)")
+    neo4j_read_cache: int = Field(200_000, ge=0, le=1 << 24, description="nodes whose fetched edges a reader's "
+                                  "store-side recalls share, per set of spaces and store revision (0: none)")
+    neo4j_read_exact: int = Field(500, ge=0, description="a reader seeing at most this many passages is served "
+                                  "by exact vector scans of what it sees, not by the vector indexes")
+    neo4j_read_fetch: int = Field(4096, ge=16, description="vector-index hits a store-side search widens to "
+                                  "before it scores the reader's own records exactly")
+
     # Small-text memory (remember / forget).
     remember_embed_timeout: float = Field(3.0, gt=0.0, le=600.0,
                                           description="seconds remember waits for its embedding")

@@ -61,24 +61,31 @@ class Planned(Generic[T]):
 class Engine:
     """The derived state of one store, and the only way to write to it."""
 
-    def __init__(self, store: Store, settings: Settings, embedder: Embedder) -> None:
+    def __init__(self, store: Store, settings: Settings, embedder: Embedder, *, lazy: bool = False) -> None:
+        """``lazy``: build the derived state on first use, not now (store-side reads never use it;
+        a write in that mode plans on it and loads it then)."""
         self.store, self.settings, self.embedder = store, settings, embedder
         self._lock = threading.RLock()  # one writer at a time
         self._guard = StateGuard()
         self._cache = DerivedCache.for_store(store, settings, embedder.dim)
-        self._state = load_state(store, settings, embedder.dim, self._cache)
+        self._state: DerivedState | None = None if lazy else load_state(store, settings, embedder.dim, self._cache)
         self._encoder = BoundedEncoder(embedder.encode, settings.remember_embed_timeout)
         self._background = BackgroundEmbedder(self._embed_pending)
-        if self._state.unembedded:  # left by an earlier process whose embedding timed out
+        if self._state is not None and self._state.unembedded:  # left by an earlier process whose embedding timed out
             self._background.wake()
 
     def close(self) -> None:
         self._background.close()
         self._encoder.close()
-        if self._cache is not None:
+        if self._cache is not None and self._state is not None:
             self._cache.close(self._state, self._guard.write)
 
     # -- reading -------------------------------------------------------------------
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the derived state is built (a lazy engine builds it on first use)."""
+        return self._state is not None
 
     @property
     def state(self) -> DerivedState:
@@ -87,10 +94,12 @@ class Engine:
         Inside a read section the state is the section's: no reload, no lock
         (a writer holding the lock may be waiting for this very reader).
         """
-        if self._guard.reading:
+        if self._guard.reading and self._state is not None:
             return self._state
         with self._lock:
-            if self.store.revision() != self._state.revision:
+            if self._state is None:
+                self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
+            elif self.store.revision() != self._state.revision:
                 reembed.check_identity(self.store, self.embedder)  # re-embedded by another process?
                 self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
             return self._state

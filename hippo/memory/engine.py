@@ -15,6 +15,7 @@ from hippo.documents import expand_paths
 from hippo.embed import Embedder, open_embedder
 from hippo.errors import InvalidInput
 from hippo.extract import Extractor, SpacyExtractor
+from hippo.graph.edges import MENTION
 from hippo.llm.extractor import usage_meter
 from hippo.llm.parts import llm_parts
 from hippo.memory import lifecycle, reembed, walk
@@ -28,8 +29,9 @@ from hippo.memory.inputs import MAX_TOKEN_BUDGET, check_count, check_query, spac
 from hippo.memory.lifecycle import NearDuplicatePolicy
 from hippo.memory.recall import RankedPassages, Recaller
 from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
-from hippo.memory.source import LocalSource
+from hippo.memory.source import LocalSource, RecallSource
 from hippo.memory.state import DerivedState
+from hippo.memory.store_reads import StoreReads
 from hippo.models import (
     Document,
     ForgetResult,
@@ -70,7 +72,8 @@ class Memory:
         self.llm = llm_parts(self.settings, store=store, fallback=self._query_parser)
         self.extractor = extractor or self.llm.extractor or self._query_parser
         reembed.bind(self.store, self.embedder, reembed_on_mismatch=self.settings.reembed_on_open)
-        self.engine = Engine(self.store, self.settings, self.embedder)
+        self._store_reads = StoreReads.of(store, self.settings)  # None: recall reads the in-process state
+        self.engine = Engine(self.store, self.settings, self.embedder, lazy=self._store_reads is not None)
         self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases,
                                   fact_filter=self.llm.fact_filter, query_hops=self._query_parser.query_hops)
         self._expander = ClueExpander(self.settings, self.embedder.encode, writer=self.llm.clue_writer)
@@ -103,6 +106,11 @@ class Memory:
         self.store.close()
 
     # -- state ---------------------------------------------------------------------
+
+    @property
+    def store_reads(self) -> StoreReads | None:
+        """The store-side read mode's source factory (``settings.neo4j_read == "store"``), else None."""
+        return self._store_reads
 
     @contextmanager
     def reading(self) -> Iterator[DerivedState]:
@@ -194,11 +202,13 @@ class Memory:
         if token_budget is not None:
             check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
         clock = time.perf_counter()
-        with self.reading() as state:
-            source = LocalSource(state, self.store, space_set(spaces))
+        with self._source(space_set(spaces)) as source:
             ranked = self._recaller.rank(query, source, n=n, k=k)
             if self.settings.clue_expand if expand is None else expand:
-                ranked = self._expander.expand(query, ranked, source, n=n)
+                if isinstance(source, LocalSource):
+                    ranked = self._expander.expand(query, ranked, source, n=n)
+                else:
+                    ranked.notes.append(_NO_EXPANSION)
             hits = self._hits(ranked, source, k, token_budget)
         ranked.timings["total"] = time.perf_counter() - clock
         note = "; ".join(x for x in (_NOTES.get(ranked.strategy), *ranked.notes) if x) or None
@@ -207,21 +217,38 @@ class Memory:
             note=note, timings={key: round(v, 5) for key, v in ranked.timings.items()},
         )
 
-    def _hits(self, ranked: RankedPassages, source: LocalSource, k: int, token_budget: int | None) -> list[Hit]:
+    @contextmanager
+    def _source(self, spaces: frozenset[str] | None) -> Iterator[RecallSource]:
+        """What one recall reads: the store itself in store-side read mode, else the derived state."""
+        if self._store_reads is not None:
+            yield self._store_reads.source(spaces)
+            return
+        with self.reading() as state:
+            yield LocalSource(state, self.store, spaces)
+
+    def _hits(self, ranked: RankedPassages, source: RecallSource, k: int, token_budget: int | None) -> list[Hit]:
         head = ranked.ranking[: k * 4]
         passages = {p.id: p for p in self.store.passages(pid for pid, _ in head)}
-        state = source.state
-        projection = state.projection
-        seed_ids = {projection.record_ids[v]: v for v in ranked.seed_vertices}
-        fact_rows = {state.fact_ids[row]: state.fact_ends[row] for row in ranked.kept_facts}
+        mentioned: dict[str, set[int]] = {}
+        if ranked.seed_vertices:  # the entities each hit mentions, read in one batch
+            node_of = source.nodes([pid for pid, _ in head])
+            ids = [pid for pid, _ in head if pid in node_of]
+            owners, columns = source.edges(np.array([node_of[pid] for pid in ids], dtype=np.int64))
+            mentions = columns["kinds"] == MENTION
+            for owner, entity in zip(owners[mentions].tolist(), columns["targets"][mentions].tolist(), strict=True):
+                mentioned.setdefault(ids[owner], set()).add(int(entity))
+        seed_ids = dict(zip(source.record_ids(list(ranked.seed_vertices)), ranked.seed_vertices, strict=True))
+        kept = ranked.kept_facts
+        fact_rows = list(zip(source.fact_ids(kept), [source.fact_ends(row) for row in kept],
+                             source.fact_passages(kept), strict=True))
 
         def provenance(pid: str) -> Provenance:
             if not ranked.seed_vertices:
                 return Provenance()
-            mentioned = set(source.mentions(projection.vertex[pid]).tolist())
-            nodes = [sid for sid, v in seed_ids.items() if v in mentioned]
-            facts = [fid for fid, (s, o, p) in fact_rows.items()
-                     if p == pid or (projection.vertex.get(s) in mentioned and projection.vertex.get(o) in mentioned)]
+            seen = mentioned.get(pid, set())
+            nodes = [sid for sid, v in seed_ids.items() if v in seen]
+            facts = [fid for fid, ends, passage in fact_rows
+                     if passage == pid or (len(ends) == 2 and ends[0] in seen and ends[1] in seen)]
             return Provenance(nodes=nodes, facts=facts)
 
         def stage_scores(pid: str) -> dict[str, float]:
@@ -347,6 +374,9 @@ class Memory:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.encode(texts)
 
+
+_NO_EXPANSION = ("clue expansion is off in store-side read mode (HIPPO_NEO4J_READ=store): it reads the "
+                 "in-process graph")
 
 _NOTES = {
     "empty": "memory holds no passage: nothing to recall yet; the query itself is the only clue",

@@ -130,6 +130,9 @@ class RecallSource(Protocol):
 
     def fact_ids(self, rows: list[int]) -> list[str]: ...
 
+    def fact_passages(self, rows: list[int]) -> list[str]:
+        """Ids of the passages fact rows were read from."""
+
     # -- words -------------------------------------------------------------------------
 
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
@@ -245,6 +248,10 @@ class LocalSource:
     def fact_ids(self, rows: list[int]) -> list[str]:
         ids = self.state.fact_ids
         return [ids[row] for row in rows]
+
+    def fact_passages(self, rows: list[int]) -> list[str]:
+        ends = self.state.fact_ends
+        return [ends[row][2] for row in rows]
 
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
         vertex = self.state.projection.vertex

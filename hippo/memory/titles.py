@@ -103,6 +103,18 @@ class TitleIndex:
         return out
 
 
+def title_phrases(query: str) -> list[str]:
+    """Every run of the query's words that could name a whole title (``TitleIndex.matches``): up to
+    ``MAX_TITLE_WORDS`` words, one word only when written as a name. A store-side reader looks
+    these up as phrases in its full-text index, then matches the titles it found exactly."""
+    spans = _word_spans(query)
+    words = [w for w, _ in spans]
+    found = [" ".join(words[start : start + length]) for start in range(len(words))
+             for length in range(1, min(MAX_TITLE_WORDS, len(words) - start) + 1)
+             if length > 1 or _written_as_name(spans, start)]
+    return list(dict.fromkeys(found))
+
+
 def _word_spans(query: str) -> list[tuple[str, str]]:
     """(normalized word, word as written) for each word of the query."""
     out = []

@@ -228,7 +228,7 @@ def _write_vectors(db: sqlite3.Connection, out: CsvExport, workers: int, progres
 
 
 def _vector_chunks(db: sqlite3.Connection) -> Iterator[list[tuple[str, bytes]]]:
-    cursor = db.execute("SELECT hash, vector FROM vectors ORDER BY rowid")
+    cursor = db.execute("SELECT hash, vector FROM vectors ORDER BY hash")  # WITHOUT ROWID in newer stores
     while rows := cursor.fetchmany(VECTOR_CHUNK):
         dims = {len(v) for _, v in rows}
         if len(dims) != 1 or next(iter(dims)) % 4:

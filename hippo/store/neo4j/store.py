@@ -17,6 +17,7 @@ from hippo.store.cypher import cypher
 from hippo.store.neo4j.connection import Connection, parse_url
 from hippo.store.neo4j.embeddings import Neo4jEmbeddings
 from hippo.store.neo4j.migrate import migrate_vectors
+from hippo.store.neo4j.reader import Neo4jReader
 from hippo.store.neo4j.records import document_of, entity_of, fact_of, passage_of, value_id
 from hippo.store.neo4j.schema import (META, await_indexes, check_schema_version, ensure_vector_indexes,
                                       indexes_command, prepare, read_schema_version, require_indexes)
@@ -206,6 +207,10 @@ class Neo4jStore(Neo4jEmbeddings):
                 require_indexes(self.db, None)  # a missing full-text index gets its own message
             raise
         return [(r["id"], float(r["score"])) for r in rows]
+
+    def reader(self, spaces: Spaces, *, max_fetch: int = 4096) -> Neo4jReader:
+        """Store-side recall's reads within ``spaces`` (``hippo.store.neo4j.reader``)."""
+        return Neo4jReader(self.db, spaces, max_fetch=max_fetch)
 
     def counts(self) -> dict[str, int]:
         [row] = self.db.read("counts", "counting records")

@@ -1,0 +1,318 @@
+"""Store-side reads (``HIPPO_NEO4J_READ=store``) against in-process recall, on the same Neo4j.
+
+Two measurements, each writing its rows into ``results/store_read.json`` (one
+entry per run name, kept across runs) and the whole file as
+``results/store_read.md``:
+
+- ``quality``: a QA set bulk-loaded into Neo4j (``hippo neo4j import``), every
+  question recalled three ways from the same database: in process (the default
+  solver: exact PPR on small graphs), in process with the local push (the solver
+  store mode runs), and store-side. Top-10 overlap of the hits (store vs
+  in-process), R@2/R@5 of each, the dense and BM25 baselines beside them, and
+  store-side round trips per recall.
+- ``speed``: a synthetic scale store bulk-loaded into Neo4j (``--size``, the
+  stores of ``benchmarks/scale.py``), each mode in a fresh process: open time,
+  RSS after opening and after the recalls, recall p50/p95 without the query
+  embedding, round trips per recall.
+
+    python benchmarks/store_read.py quality --dataset hipporag_musique_train100 --store bolt://127.0.0.1:7722
+    python benchmarks/store_read.py speed --size 100000 --store bolt://127.0.0.1:7732
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+try:
+    from benchmarks.common import (
+        RESULTS,
+        log,
+        machine_info,
+        machine_line,
+        markdown_table,
+        percentiles,
+    )
+except ImportError:  # run as ``python benchmarks/store_read.py``
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.common import (
+        RESULTS,
+        log,
+        machine_info,
+        machine_line,
+        markdown_table,
+        percentiles,
+    )
+
+OUT = RESULTS / "store_read.json"
+HITS = 10
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def _latency(result: Any) -> float:
+    return 1000 * (result.timings.get("total", 0.0) - result.timings.get("embed", 0.0))
+
+
+def _round_trips(memory: Any) -> int:
+    reads = memory.store_reads
+    return reads.round_trips if reads is not None else 0
+
+
+# -- quality ---------------------------------------------------------------------------
+
+
+def quality(dataset_name: str, store: str, limit: int | None) -> dict[str, Any]:
+    import hippo
+    from benchmarks.quality import CachedEmbedder
+    from hippo.datasets import load_dataset
+    from hippo.embed import open_embedder
+    from hippo.evaluation import recall_at
+    from hippo.store.neo4j import Neo4jStore
+
+    root = Path(os.environ.get("HIPPO_DATASETS", RESULTS.parent.parent / "shared" / "datasets"))
+    dataset = load_dataset(root / dataset_name)
+    questions = dataset.questions[:limit] if limit else dataset.questions
+    embedder = CachedEmbedder(open_embedder(hippo.Settings()))
+    modes = {"memory": {}, "memory-push": {"ppr_solver": "push"}, "store": {"neo4j_read": "store"}}
+    opened = {}
+    for name, extra in modes.items():
+        clock = time.perf_counter()
+        opened[name] = (hippo.Memory(Neo4jStore.from_url(store), settings=hippo.Settings(**extra), embedder=embedder),
+                        time.perf_counter() - clock)
+    hits: dict[str, list[list[str]]] = {name: [] for name in modes}
+    recall: dict[str, dict[int, list[float]]] = {name: {2: [], 5: []} for name in [*modes, "dense", "bm25"]}
+    latency: dict[str, list[float]] = {name: [] for name in modes}
+    trips = []
+    for i, q in enumerate(questions):
+        gold = dataset.gold_document_ids(q)
+        embedder.encode([q.question])
+        for name, (memory, _) in opened.items():
+            before = _round_trips(memory)
+            result = memory.recall(q.question, n=5, k=HITS)
+            latency[name].append(_latency(result))
+            if name == "store":
+                trips.append(_round_trips(memory) - before)
+            hits[name].append([h.id for h in result.hits])
+            for k in (2, 5):
+                recall[name][k].append(recall_at(result.hits, gold, k))
+        for mode in ("dense", "bm25"):
+            found = opened["memory"][0].retrieve(q.question, k=HITS, mode=mode)
+            for k in (2, 5):
+                recall[mode][k].append(recall_at(found, gold, k))
+        if i % 20 == 0:
+            log(f"{dataset_name}: {i + 1}/{len(questions)}")
+
+    def overlap(a: str, b: str) -> float:
+        return float(np.mean([len(set(x) & set(y)) / max(1, len(x)) for x, y in zip(hits[a], hits[b], strict=True)]))
+
+    row = {
+        "run": f"quality {dataset_name}", "dataset": dataset_name, "questions": len(questions),
+        "counts": opened["memory"][0].stats().model_dump(include={"documents", "passages", "entities", "facts"}),
+        "overlap_at_10": {"store_vs_memory": overlap("store", "memory"), "store_vs_memory_push": overlap("store", "memory-push"),
+                          "memory_push_vs_memory": overlap("memory-push", "memory")},
+        "identical_top10": sum(a == b for a, b in zip(hits["store"], hits["memory"], strict=True)),
+        "recall": {name: {f"R@{k}": 100 * float(np.mean(v)) for k, v in by_k.items()} for name, by_k in recall.items()},
+        "latency_ms": {name: percentiles(v) for name, v in latency.items()},
+        "round_trips": percentiles(trips), "open_s": {name: round(s, 2) for name, (_, s) in opened.items()},
+        "machine": machine_info(),
+    }
+    for memory, _ in opened.values():
+        memory.close()
+    return row
+
+
+# -- speed ----------------------------------------------------------------------------
+
+
+def speed_child(size: int, store: str, mode: str, queries: int) -> dict[str, Any]:
+    """One mode, in this (fresh) process: open, warm up, recall ``queries`` synthetic questions."""
+    import hippo
+    from benchmarks.synthetic import (
+        SyntheticCorpus,
+        SyntheticEmbedder,
+        SyntheticExtractor,
+        query_phrases,
+    )
+    from hippo.extract.spacy import load_pipeline
+    from hippo.store.neo4j import Neo4jStore
+
+    load_pipeline()
+    rss_before = _rss_mb()
+    clock = time.perf_counter()
+    memory = hippo.Memory(Neo4jStore.from_url(store), settings=hippo.Settings(neo4j_read=mode),
+                          embedder=SyntheticEmbedder(), extractor=SyntheticExtractor())
+    open_s = time.perf_counter() - clock
+    rss_open = _rss_mb()
+    memory._recaller._phrases = query_phrases
+    corpus = SyntheticCorpus(size)
+    rng = np.random.default_rng(size)
+    asked = [corpus.query(int(i)) for i in rng.integers(size, size=queries + 10)]
+    for q in asked[:10]:
+        memory.recall(q)
+    took, cpu, trips, stages = [], [], [], {"seeds": [], "ppr": [], "readout": []}
+    for q in asked[10:]:
+        before, c = _round_trips(memory), time.process_time()
+        result = memory.recall(q, n=5, k=HITS)
+        cpu.append(1000 * (time.process_time() - c))
+        took.append(_latency(result))
+        trips.append(_round_trips(memory) - before)
+        for key, values in stages.items():
+            values.append(1000 * result.timings.get(key, 0.0))
+    row = {"mode": mode, "open_s": round(open_s, 3), "rss_mb_before_open": rss_before, "rss_mb_open": rss_open,
+           "rss_mb_after": _rss_mb(), "recall_ms": percentiles(took), "recall_cpu_ms": percentiles(cpu),
+           "stages_p50_ms": {k: float(np.median(v)) for k, v in stages.items()},
+           "round_trips": percentiles(trips), "load_average": [round(x, 2) for x in os.getloadavg()]}
+    memory.close()
+    return row
+
+
+def speed(size: int, store: str, queries: int, modes: Sequence[str]) -> dict[str, Any]:
+    rows = []
+    for mode in modes:
+        log(f"speed at {size}: {mode} mode")
+        out = subprocess.run([sys.executable, __file__, "speed-child", "--size", str(size), "--store", store,
+                              "--mode", mode, "--queries", str(queries)], capture_output=True, text=True, check=False)
+        if out.returncode:
+            raise SystemExit(f"{mode} mode failed:\n{out.stderr[-3000:]}")
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    by_mode = {r["mode"]: r for r in rows}
+    ratio = None
+    if {"memory", "store"} <= by_mode.keys():
+        ratio = by_mode["store"]["recall_ms"]["p50"] / by_mode["memory"]["recall_ms"]["p50"]
+    return {"run": f"speed {size}", "passages": size, "modes": by_mode, "store_over_memory_p50": ratio,
+            "queries": queries, "machine": machine_info()}
+
+
+# -- write to visible --------------------------------------------------------------------
+
+WRITER = """
+import sys, time
+from hippo import Memory, Settings
+with Memory.open(sys.argv[1], settings=Settings(neo4j_read="store")) as memory:
+    for i in range(int(sys.argv[2])):
+        memory.remember(f"Vellurast harbour note {i}: the xq{i}zz beacon was relit.")
+        print(i, time.time(), flush=True)
+        time.sleep(1.0)
+"""
+
+
+def visible(store: str, writes: int) -> dict[str, Any]:
+    """A writer process remembers; this process, in store mode, recalls until it sees each write."""
+    import hippo
+    from hippo.embed import open_embedder
+    from hippo.store.neo4j import Neo4jStore
+
+    reader = hippo.Memory(Neo4jStore.from_url(store), settings=hippo.Settings(neo4j_read="store"),
+                          embedder=open_embedder(hippo.Settings()))
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, store, str(writes)], stdout=subprocess.PIPE, text=True)
+    lags, recalls = [], []
+    assert writer.stdout is not None
+    for line in writer.stdout:
+        i, committed = line.split()
+        while True:
+            start = time.time()
+            hits = reader.recall(f"Which beacon is xq{i}zz?", k=3).hits
+            recalls.append(1000 * (time.time() - start))
+            if any(f"xq{i}zz" in h.text for h in hits):
+                lags.append(1000 * (time.time() - float(committed)))
+                break
+    writer.wait()
+    reader.close()
+    return {"run": "visible", "writes": writes, "write_to_visible_ms": percentiles(lags),
+            "recall_ms": percentiles(recalls), "machine": machine_info()}
+
+
+# -- output ---------------------------------------------------------------------------
+
+
+def render(runs: dict[str, Any]) -> str:
+    parts = ["# Store-side reads against in-process recall", "",
+             "`python benchmarks/store_read.py` (see its docstring). Same Neo4j database for both modes.", ""]
+    quality_rows = [r for r in runs.values() if r["run"].startswith("quality")]
+    if quality_rows:
+        header = ["set", "q", "overlap@10 store/mem", "store/mem-push", "R@2 mem", "R@2 store", "R@5 mem",
+                  "R@5 mem-push", "R@5 store", "R@5 dense", "R@5 bm25", "store p50 ms", "mem p50 ms",
+                  "round trips p50", "load"]
+        parts += ["## Quality", "", markdown_table(header, [[
+            r["dataset"], r["questions"], f"{r['overlap_at_10']['store_vs_memory']:.3f}",
+            f"{r['overlap_at_10']['store_vs_memory_push']:.3f}", r["recall"]["memory"]["R@2"],
+            r["recall"]["store"]["R@2"], r["recall"]["memory"]["R@5"], r["recall"]["memory-push"]["R@5"],
+            r["recall"]["store"]["R@5"], r["recall"]["dense"]["R@5"], r["recall"]["bm25"]["R@5"],
+            r["latency_ms"]["store"]["p50"], r["latency_ms"]["memory"]["p50"], r["round_trips"]["p50"],
+            ", ".join(f"{x:.1f}" for x in r["machine"]["load_average"])] for r in quality_rows]), ""]
+    speed_rows = [r for r in runs.values() if r["run"].startswith("speed")]
+    if speed_rows:
+        header = ["passages", "mode", "open s", "RSS after open MB", "RSS after recalls MB", "recall p50 ms",
+                  "p95 ms", "cpu p50 ms", "round trips p50", "load"]
+        parts += ["## Speed (recall without query embedding)", "", markdown_table(header, [[
+            r["passages"], m["mode"], m["open_s"], m["rss_mb_open"], m["rss_mb_after"], m["recall_ms"]["p50"],
+            m["recall_ms"]["p95"], m["recall_cpu_ms"]["p50"], m["round_trips"]["p50"],
+            ", ".join(f"{x:.1f}" for x in m["load_average"])] for r in speed_rows for m in r["modes"].values()]), ""]
+        parts += [f"store p50 / in-process p50 at {r['passages']}: {r['store_over_memory_p50']:.2f}"
+                  for r in speed_rows if r["store_over_memory_p50"]] + [""]
+    if "visible" in runs:
+        r = runs["visible"]
+        line = (f"{r['writes']} remembers by a writer process; the reader recalls until it finds each: "
+                f"write-to-visible p50 {r['write_to_visible_ms']['p50']:.0f} ms, p95 "
+                f"{r['write_to_visible_ms']['p95']:.0f} ms (one recall: p50 {r['recall_ms']['p50']:.0f} ms).")
+        parts += ["## A write in one process, visible to a store-side recall in another", "", line, ""]
+    machines = {machine_line(r["machine"]) for r in runs.values()}
+    parts += ["Machines: " + "; ".join(sorted(machines)), ""]
+    return "\n".join(parts)
+
+
+def save(row: dict[str, Any], out: Path = OUT) -> None:
+    runs = json.loads(out.read_text()) if out.exists() else {}
+    runs[row["run"]] = row
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(runs, indent=1, default=str) + "\n")
+    out.with_suffix(".md").write_text(render(runs))
+    print(render({row["run"]: row}))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT, help="JSON file of runs (Markdown beside it)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    q = sub.add_parser("quality")
+    q.add_argument("--dataset", default="hipporag_musique_train100")
+    q.add_argument("--store", required=True)
+    q.add_argument("--limit", type=int, default=None, help="first N questions only")
+    for name in ("speed", "speed-child"):
+        s = sub.add_parser(name)
+        s.add_argument("--size", type=int, required=True)
+        s.add_argument("--store", required=True)
+        s.add_argument("--queries", type=int, default=100)
+        s.add_argument("--mode", nargs="*", default=["store", "memory"])
+    v = sub.add_parser("visible")
+    v.add_argument("--store", required=True)
+    v.add_argument("--writes", type=int, default=10)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.command == "quality":
+        save(quality(args.dataset, args.store, args.limit), args.out)
+    elif args.command == "visible":
+        save(visible(args.store, args.writes), args.out)
+    elif args.command == "speed":
+        save(speed(args.size, args.store, args.queries, args.mode), args.out)
+    else:
+        print(json.dumps(speed_child(args.size, args.store, args.mode[0], args.queries)))
+
+
+if __name__ == "__main__":
+    main()

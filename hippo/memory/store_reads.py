@@ -1,0 +1,78 @@
+"""Store-side read mode (``settings.neo4j_read = "store"``): one ``StoreSource`` per recall.
+
+What stays in the process between recalls is bounded by settings, not by the
+graph: the reader's statistics (live passage count, their length, vector
+counts) per set of readable spaces, at most ``STATISTICS`` of them, and the
+edges recalls fetched (``ReaderCache``) for at most ``CACHES`` of them, each
+valid for one store revision. Every recall reads the revision first (one round trip),
+so a write committed by any process is seen by the next recall.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from hippo.config import Settings
+from hippo.memory.store_cache import ReaderCache
+from hippo.memory.store_source import StoreSource
+from hippo.store import Store
+from hippo.store.base import Spaces
+from hippo.store.neo4j.reader import Statistics
+
+STATISTICS = 64  # sets of readable spaces whose statistics are kept
+CACHES = 4  # sets of readable spaces whose fetched edges are kept (each up to neo4j_read_cache nodes)
+
+
+class StoreReads:
+    """Opens the store-side source of each recall."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store, self.settings = store, settings
+        self._statistics: OrderedDict[Spaces, Statistics] = OrderedDict()
+        self._caches: OrderedDict[Spaces, ReaderCache] = OrderedDict()
+        self._lock = threading.Lock()
+        self._sources: list[StoreSource] = []  # the latest few, for ``round_trips``
+        self._done = 0  # round trips of sources no longer in that list
+
+    @property
+    def round_trips(self) -> int:
+        """Statements sent to the store by every recall so far (what a remote read costs)."""
+        with self._lock:
+            return self._done + sum(source.reader.round_trips for source in self._sources)
+
+    @classmethod
+    def of(cls, store: Store, settings: Settings) -> StoreReads | None:
+        """The store-side reads of a store that offers them, when the settings ask for them."""
+        if settings.neo4j_read != "store" or not hasattr(store, "reader"):
+            return None
+        return cls(store, settings)
+
+    def source(self, spaces: Spaces) -> StoreSource:
+        s = self.settings
+        reader = self.store.reader(spaces, max_fetch=s.neo4j_read_fetch)  # type: ignore[attr-defined]
+        revision = reader.revision()
+        with self._lock:
+            statistics = self._statistics.get(spaces)
+        if statistics is None or statistics.revision != revision:
+            statistics = reader.statistics()
+            with self._lock:
+                self._statistics[spaces] = statistics
+                self._statistics.move_to_end(spaces)
+                while len(self._statistics) > STATISTICS:
+                    self._statistics.popitem(last=False)
+        cache = None
+        if s.neo4j_read_cache:
+            with self._lock:
+                cache = self._caches.pop(spaces, None) or ReaderCache(s.neo4j_read_cache, revision)
+                cache = self._caches[spaces] = cache.fresh(revision)
+                while len(self._caches) > CACHES:
+                    self._caches.popitem(last=False)
+        source = StoreSource(reader, self.store, spaces, statistics, capacity=s.neo4j_read_nodes, cache=cache,
+                             exact_max=s.neo4j_read_exact,
+                             relation_weight=s.relation_weight, mention_weight=s.mention_weight)
+        with self._lock:
+            self._sources.append(source)
+            while len(self._sources) > 8:
+                self._done += self._sources.pop(0).reader.round_trips
+        return source

@@ -1,0 +1,355 @@
+"""``StoreSource``: the ``RecallSource`` served from the store by queries (``HIPPO_NEO4J_READ=store``).
+
+Nothing of the graph is kept in the process beyond bounded caches: one source
+per recall holds the handles of the nodes and facts that recall touched
+(``NodeTable``, at most ``neo4j_read_nodes``), and the recalls of one reader
+(one set of spaces) share the visible edges they fetched (``ReaderCache``, at
+most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads,
+through a ``hippo.store.neo4j.reader.Neo4jReader``:
+
+- candidates per family from the vector indexes, visible ones only, widened
+  until the true top k is found (the reader's docstring says how);
+- keyword scores: the full-text index proposes candidates, and BM25 is computed
+  here over the reader's own statistics (``store_words``);
+- PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, one round trip per
+  push wave for the frontier nodes not fetched before, with the in-process
+  weights (relation and mention weights, synonym scores). A node's strength is
+  the sum of its visible edges once fetched, and 1 before (a lower bound: it only
+  schedules pushes), so the walk is a function of what the reader sees alone.
+  On a small graph (``ppr_exact_max_edges``), as in process, the exact power
+  iteration over the visible part the reset can reach;
+- names, texts, counts, mentions and facts by id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from hippo.graph.edges import MENTION, RELATION, SYNONYM
+from hippo.graph.ppr import (
+    Neighbours,
+    SparseScores,
+    Transition,
+    power_pagerank,
+    push_pagerank,
+)
+from hippo.graph.scoring import Readout, passage_mass
+from hippo.graph.view import Solver
+from hippo.memory.names import surface_form
+from hippo.memory.source import Nearest
+from hippo.memory.store_cache import Adjacent, NodeTable, PerNodeLookup, ReaderCache
+from hippo.memory.store_words import keyword_scores, title_seeds
+from hippo.store import Store
+from hippo.store.base import Spaces
+from hippo.store.neo4j.reader import Edges, Neo4jReader, Statistics
+
+
+class StoreSource:
+    """``RecallSource`` over a ``Neo4jReader``, for one recall of one reader."""
+
+    def __init__(self, reader: Neo4jReader, store: Store, spaces: Spaces, statistics: Statistics, *,
+                 capacity: int, cache: ReaderCache | None = None, exact_max: int = 0,
+                 relation_weight: float = 1.0, mention_weight: float = 1.0) -> None:
+        self.reader, self.store, self.spaces, self.statistics = reader, store, spaces, statistics
+        self.table = NodeTable(capacity)
+        self.cache, self.exact_max = cache, exact_max
+        self.relation_weight, self.mention_weight = relation_weight, mention_weight
+        self._edges: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # targets, weights, kinds
+        self._strength: dict[int, float] = {}
+        self._want_counts: set[int] = set()
+        self._cosines: dict[bytes, dict[int, float]] = {}
+        self.fact_rows: list[tuple[str, int, int, str, str]] = []  # id, subject, object, passage id, hash
+        self._fact_row: dict[str, int] = {}
+        self._keys: dict[str, int] = {}
+
+    # -- the reader's graph ------------------------------------------------------------
+
+    @property
+    def passage_total(self) -> int:
+        return self.statistics.passages
+
+    @property
+    def passage_count(self) -> PerNodeLookup:
+        return PerNodeLookup(self._counts)
+
+    @property
+    def visible_passage(self) -> PerNodeLookup:
+        return PerNodeLookup(lambda nodes: self.table.passage[nodes])
+
+    def passage_nodes(self) -> np.ndarray:
+        return self.table.handles(self.reader.visible_passages(), True)
+
+    def is_passage(self, node: int) -> bool:
+        return bool(self.table.passage[node])
+
+    def nodes(self, ids: list[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        ask = []
+        for rid in ids:
+            h = self.table.index.get(rid)
+            if h is not None and (self.table.passage[h] or self.table.count.get(h, 0) > 0):
+                found[rid] = h
+            else:
+                ask.append(rid)
+        for rid, (passage, count) in self.reader.nodes(list(dict.fromkeys(ask))).items():
+            h = self.table.handle(rid, passage)
+            if not passage:
+                self.table.count[h] = count
+            found[rid] = h
+        return {rid: found[rid] for rid in ids if rid in found}
+
+    def record_ids(self, handles: list[int]) -> list[str]:
+        ids = self.table.ids
+        return [ids[h] for h in handles]
+
+    def _counts(self, nodes: np.ndarray) -> np.ndarray:
+        count, passage = self.table.count, self.table.passage
+        missing = [h for h in nodes.tolist() if h not in count and not passage[h]]
+        if missing:
+            ask = sorted(set(missing) | {h for h in self._want_counts if h not in count})
+            found = self.reader.entity_counts(self.record_ids(ask))
+            for h in ask:
+                count[h] = found.get(self.table.ids[h], 0)
+            self._want_counts.clear()
+        return np.array([0 if passage[h] else count[h] for h in nodes.tolist()], dtype=np.float64)
+
+    def _fetch(self, nodes: np.ndarray) -> None:
+        """The visible edges of the nodes not fetched before, in one round trip."""
+        missing = [h for h in dict.fromkeys(nodes.tolist()) if h not in self._edges]
+        if not missing:
+            return
+        ids = self.table.ids
+        cached = self.cache.edges if self.cache is not None else {}
+        ask = [h for h in missing if ids[h] not in cached]
+        found = self.reader.neighbours([ids[h] for h in ask if self.table.passage[h]],
+                                       [ids[h] for h in ask if not self.table.passage[h]]) if ask else {}
+        empty = Edges([], [], [], [])
+        fresh = {ids[h]: self._arrays(found.get(ids[h], empty)) for h in ask}
+        if self.cache is not None and len(cached) + len(fresh) <= self.cache.capacity:
+            cached.update(fresh)
+        for h in missing:
+            rid = ids[h]
+            self._add_edges(h, fresh[rid] if rid in fresh else cached[rid])
+
+    def _arrays(self, edges: Edges) -> Adjacent:
+        """One node's edges as the arrays a walk reads (targets still as ids)."""
+        mentions, relations, synonyms = len(edges.entities) + len(edges.passages), len(edges.relations), \
+            len(edges.synonyms)
+        targets = [*edges.entities, *edges.passages, *edges.relations, *(o for o, _ in edges.synonyms)]
+        passage = np.zeros(len(targets), dtype=bool)
+        passage[len(edges.entities) : mentions] = True
+        weights = np.concatenate([np.full(mentions + relations, self.mention_weight),
+                                  np.array([w for _, w in edges.synonyms], dtype=np.float64)])
+        weights[mentions : mentions + relations] = self.relation_weight
+        kinds = np.repeat(np.array([MENTION, RELATION, SYNONYM], dtype=np.int8), [mentions, relations, synonyms])
+        return Adjacent(targets, passage, weights, kinds, len(edges.passages))
+
+    def _add_edges(self, h: int, edges: Adjacent) -> None:
+        t = self.table
+        index = t.index
+        targets = [index.get(rid, -1) for rid in edges.targets]
+        for i in [i for i, found in enumerate(targets) if found < 0]:
+            targets[i] = t.handle(edges.targets[i], bool(edges.passage[i]))
+        self._edges[h] = (np.array(targets, dtype=np.int64), edges.weights, edges.kinds)
+        self._strength[h] = float(edges.weights.sum())
+        if not t.passage[h]:
+            t.count[h] = edges.passages
+
+    def mentions(self, passage: int) -> np.ndarray:
+        if not self.table.passage[passage]:
+            return np.zeros(0, dtype=np.int64)
+        self._fetch(np.array([passage]))
+        return self._edges[passage][0]
+
+    def passage_facts(self, passage: int) -> list[str]:
+        return self.fact_ids(self.passage_fact_rows(passage).tolist())
+
+    def passage_fact_rows(self, passage: int) -> np.ndarray:
+        pid = self.table.ids[passage]
+        facts = self.reader.passage_facts([pid]).get(pid, [])
+        return np.array([self._fact(*fact) for fact in facts], dtype=np.int64)
+
+    def edges(self, frontier: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        frontier = np.asarray(frontier, dtype=np.int64)
+        self._fetch(frontier)
+        parts = [self._edges[h] for h in frontier.tolist()]
+        owners = np.repeat(np.arange(len(frontier)), [len(p[0]) for p in parts])
+        columns = {name: np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, dtype=dtype)
+                   for i, (name, dtype) in enumerate((("targets", np.int64), ("weights", np.float64),
+                                                      ("kinds", np.int8)))}
+        return owners, columns
+
+    def neighbours(self, frontier: np.ndarray) -> Neighbours:
+        owners, columns = self.edges(frontier)
+        return Neighbours(owners=owners, targets=columns["targets"], weights=columns["weights"])
+
+    @property
+    def vertex_count(self) -> int:  # ``hippo.graph.ppr.Adjacency``: handles are below the table's capacity
+        return self.table.capacity
+
+    def strength(self, vertices: np.ndarray) -> np.ndarray:
+        known = self._strength
+        return np.array([known.get(v, 1.0) for v in np.asarray(vertices).tolist()], dtype=np.float64)
+
+    def pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float, *, solver: Solver,
+                 epsilon: float, exact_max_edges: int) -> SparseScores:
+        """Local push; on a graph of at most ``exact_max_edges`` edges (or when asked), as in process,
+        the exact power iteration over the part of the visible graph the reset can reach (fetched
+        wave by wave: PPR mass never leaves it)."""
+        if solver == "exact" or (solver == "auto" and self.statistics.edges <= exact_max_edges):
+            return self._exact_pagerank(np.asarray(nodes, dtype=np.int64), np.asarray(weights, dtype=np.float64),
+                                        damping)
+        return push_pagerank(self, nodes, weights, damping, epsilon)
+
+    def _exact_pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float) -> SparseScores:
+        reached = list(dict.fromkeys(nodes.tolist()))
+        seen, frontier = set(reached), reached
+        while frontier:
+            self._fetch(np.array(frontier, dtype=np.int64))
+            fresh = [t for h in frontier for t in dict.fromkeys(self._edges[h][0].tolist()) if t not in seen]
+            fresh = list(dict.fromkeys(fresh))
+            seen.update(fresh)
+            reached += fresh
+            frontier = fresh
+        order = np.array(sorted(reached), dtype=np.int64)
+        owners, columns = self.edges(order)
+        at = np.searchsorted(order, columns["targets"])
+        m = len(order)
+        adjacency = sparse.csr_matrix((columns["weights"], (owners, at)), shape=(m, m))
+        reset = np.zeros(m)
+        np.add.at(reset, np.searchsorted(order, nodes), np.maximum(weights, 0.0))
+        scores = power_pagerank(Transition.of_adjacency(adjacency), reset, damping)
+        keep = scores > 0
+        return SparseScores(vertices=order[keep], scores=scores[keep], pushes=m, edges=len(owners))
+
+    def passage_readout(self, scores: SparseScores, readout: Readout,
+                        blend: float) -> tuple[np.ndarray, np.ndarray]:
+        reached = scores.vertices
+        passages = np.flatnonzero(self.table.passage[reached])
+        m = len(reached)
+        if readout == "passage" or not len(passages):
+            return reached[passages], scores.scores[passages]
+        owners, columns = self.edges(reached[passages])
+        at = np.minimum(np.searchsorted(reached, columns["targets"]), m - 1)
+        inside = reached[at] == columns["targets"]
+        rows, cols = passages[owners[inside]], at[inside]
+        incidence = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, m))
+        strength = np.zeros(m)
+        read = np.unique(incidence.indices)
+        self._fetch(reached[read])
+        strength[read] = [self._strength[h] for h in reached[read].tolist()]
+        return reached[passages], passage_mass(scores.scores, passages, incidence, readout, blend, strength=strength)
+
+    # -- vectors -------------------------------------------------------------------------
+
+    @property
+    def _exact(self) -> bool:
+        """A reader of at most ``exact_max`` passages (``neo4j_read_exact``) is served by exact scans of
+        what it sees, as the in-process index searches small shards exactly. The choice depends on
+        what the reader sees only, so a hidden space cannot change which answers it gets."""
+        return self.statistics.passages <= self.exact_max
+
+    def _nearest(self, family: str, q: np.ndarray, k: int) -> tuple[list[list[Any]], float]:
+        """The ``k`` best and the floor of every visible record's cosine: exactly for a small reader,
+        else from the vector index (the floor: the best hit for ``-q``, which an approximate index may
+        miss by a little)."""
+        q = np.asarray(q, dtype=np.float64)
+        if self._exact:
+            top, low = self.reader.exact(family, q, k)  # type: ignore[arg-type]
+            return top, low if low is not None else 0.0
+        top, bottom = self.reader.nearest(family, np.vstack([q, -q]), [k, 1])  # type: ignore[arg-type]
+        return top, -float(bottom[0][1]) if bottom else 0.0
+
+    def nearest_passages(self, q: np.ndarray, k: int) -> Nearest:
+        top, low = self._nearest("passages", q, k)
+        handles = self.table.handles([r[0] for r in top], True)
+        scores = np.array([r[1] for r in top], dtype=np.float32)
+        self._cosines.setdefault(np.asarray(q, np.float32).tobytes(), {}).update(
+            zip(handles.tolist(), scores.tolist(), strict=True))
+        return Nearest(handles, scores, low)
+
+    def nearest_facts(self, q: np.ndarray, k: int) -> Nearest:
+        top, low = self._nearest("facts", q, k)
+        rows = np.array([self._fact(*r[:1], *r[2:]) for r in top], dtype=np.int64)
+        return Nearest(rows, np.array([r[1] for r in top], dtype=np.float32), low)
+
+    def _fact(self, fid: str, subject: str, obj: str, passage: str, key: str) -> int:
+        row = self._fact_row.get(fid)
+        if row is None:
+            s, o = self.table.handle(subject, False), self.table.handle(obj, False)
+            self._want_counts.update((s, o))
+            row = self._fact_row[fid] = len(self.fact_rows)
+            self.fact_rows.append((fid, s, o, passage, key))
+        return row
+
+    def nearest_entities(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        queries = np.atleast_2d(queries)
+        out = []
+        if self._exact:
+            every = [self.reader.exact("entities", x, k)[0] for x in queries]
+        else:
+            every = self.reader.nearest("entities", queries, [k] * len(queries))
+        for found in every:
+            handles = self.table.handles([r[0] for r in found], False)
+            self._want_counts.update(handles.tolist())
+            out.append((np.array([r[1] for r in found], dtype=np.float32), handles))
+        return out
+
+    def passage_cosines(self, q: np.ndarray, passages: np.ndarray) -> np.ndarray:
+        known = self._cosines.setdefault(np.asarray(q, np.float32).tobytes(), {})
+        passages = np.asarray(passages, dtype=np.int64)
+        missing = [h for h in dict.fromkeys(passages.tolist()) if h not in known]
+        if missing:
+            found = self.reader.cosines("passage", self.record_ids(missing), q)
+            for h in missing:
+                known[h] = found.get(self.table.ids[h], -np.inf)
+        return np.array([known[h] for h in passages.tolist()], dtype=np.float32)
+
+    def fact_cosines(self, q: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        ids = self.fact_ids(np.asarray(rows).tolist())
+        found = self.reader.cosines("fact", ids, q)
+        return np.array([found.get(fid, -np.inf) for fid in ids], dtype=np.float32)
+
+    def fact_total(self) -> int:
+        return self.statistics.facts
+
+    def entity_total(self) -> int:
+        return self.statistics.entities
+
+    def fact_keys(self, rows: np.ndarray) -> np.ndarray:
+        keys = [self.fact_rows[r][4] for r in np.asarray(rows).tolist()]
+        return np.array([self._keys.setdefault(key, len(self._keys)) for key in keys], dtype=np.int64)
+
+    def fact_ends(self, row: int) -> list[int]:
+        _, s, o, _, _ = self.fact_rows[row]
+        return [s, o]
+
+    def fact_ids(self, rows: list[int]) -> list[str]:
+        return [self.fact_rows[r][0] for r in rows]
+
+    def fact_passages(self, rows: list[int]) -> list[str]:
+        return [self.fact_rows[r][3] for r in rows]
+
+    # -- words ---------------------------------------------------------------------------
+
+    def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
+        scored = keyword_scores(self.reader, self.statistics, query, limit)
+        return {self.table.handle(pid, True): score for pid, score in scored}
+
+    def title_seeds(self, query: str) -> dict[int, float]:
+        return {self.table.handle(pid, True): w for pid, w in title_seeds(self.reader, query).items()}
+
+    def entity_names(self, ids: list[str]) -> dict[str, str]:
+        names = {}
+        for eid, (key, title, text) in self.reader.first_passages(list(dict.fromkeys(ids))).items():
+            spelled = None
+            if title is not None or text is not None:
+                spelled = surface_form(key, title or "") or surface_form(key, text or "")
+            names[eid] = spelled or key
+        return names
+
+    def fact_texts(self, ids: list[str]) -> dict[str, str]:
+        return {f.id: f.text for f in self.store.facts(ids)}

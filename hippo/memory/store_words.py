@@ -1,0 +1,83 @@
+"""Keyword scores and title seeds for a store-side reader (``hippo.memory.store_source``).
+
+BM25 keeps the in-process rule (``hippo.memory.keywords``): hidden spaces move
+no statistic. The store's full-text index (Lucene) only proposes candidates,
+ranked with its corpus-wide statistics; each candidate is then scored here
+with the reader's own: the document count and average length are those of the
+live passages in the reader's spaces (``Neo4jReader.statistics``, read once
+per store revision), and each word's document frequency is counted over those
+passages only (``read_keyword_frequencies.cypher``), up to half of them: a word
+in half or more has the floor IDF anyway. Lengths are in characters on both
+sides of the length norm (the store keeps no token counts), where the
+in-process index counts words: the ratio it divides by is nearly the same.
+
+Title seeds: the query's word runs that could name a title are looked up as
+phrases in the index's title field, and the titles found are matched exactly
+by ``hippo.memory.titles``, as in process.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+from hippo.memory.keywords import IDF_FLOOR, K1, B, tokens
+from hippo.memory.titles import TitleIndex, title_phrases
+from hippo.memory.titles import title_seeds as matched_titles
+from hippo.store.common import keyword_query
+from hippo.store.neo4j.reader import Neo4jReader, Statistics
+
+CANDIDATES = 2  # full-text candidates read per score wanted
+TITLE_CANDIDATES = 500  # passages whose title holds one of the query's phrases, read to match exactly
+
+
+def keyword_scores(reader: Neo4jReader, statistics: Statistics, query: str, limit: int) -> list[tuple[str, float]]:
+    """The ``limit`` best visible passages by BM25 over the reader's statistics: (id, score), best first."""
+    terms = list(dict.fromkeys(tokens(query)))
+    lucene = keyword_query(query)
+    documents = statistics.passages
+    if not terms or not lucene or not documents or limit <= 0:
+        return []
+    candidates = reader.keyword_candidates(lucene, CANDIDATES * limit)
+    if not candidates:
+        return []
+    quoted = {t: f'"{t}"' for t in terms}
+    frequency = reader.document_frequencies(list(dict.fromkeys(quoted.values())), documents // 2 + 1)
+    idf = {}
+    for t in terms:
+        df = frequency.get(quoted[t], 0)
+        if df > 0:
+            idf[t] = max(math.log((documents - df + 0.5) / (df + 0.5)), IDF_FLOOR)
+    average = statistics.characters / documents or 1.0
+    scored = []
+    for pid, title, text in candidates:
+        body = f"{title}\n{text}" if title else text
+        counts = Counter(tokens(body))
+        norm = K1 * (1 - B + B * len(body) / average)
+        score = sum(w * counts[t] * (K1 + 1) / (counts[t] + norm) for t, w in idf.items() if counts[t])
+        if score > 0:
+            scored.append((pid, score))
+    order = np.argsort([-s for _, s in scored], kind="stable")[:limit]
+    return [scored[i] for i in order.tolist()]
+
+
+def title_seeds(reader: Neo4jReader, query: str) -> dict[str, float]:
+    """Passage id -> reset weight for the visible passages whose title the query names."""
+    phrases = title_phrases(query)
+    if not phrases:
+        return {}
+    found = reader.title_candidates(" OR ".join(f'title:"{p}"' for p in phrases), TITLE_CANDIDATES)
+    index = TitleIndex()
+    for i, (_, title) in enumerate(found):
+        index.add(i, title)
+    seeds = matched_titles(index, query, _Everything())
+    return {found[i][0]: w for i, w in seeds.items()}
+
+
+class _Everything:
+    """Every candidate is visible: the reader's query only returned visible passages."""
+
+    def __getitem__(self, _: object) -> bool:
+        return True

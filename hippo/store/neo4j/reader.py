@@ -1,0 +1,193 @@
+"""Store-side reads for recall served from Neo4j (``HIPPO_NEO4J_READ=store``).
+
+``Neo4jReader`` is what ``hippo.memory.store_source.StoreSource`` asks the
+database, one Cypher round trip per call (``hippo/cypher/read_*.cypher``), all
+in read transactions (on a cluster: routed to followers), all within one
+reader's spaces: live passages of those spaces, the entities they mention,
+the facts read from them. Ids come back as strings; the source hands out the
+integer handles. ``round_trips`` counts the statements run, the unit a remote
+read costs.
+
+A vector index answers a global top k, and hidden or retired records sit in
+it too. ``nearest`` therefore over-fetches (2k to start, at least 16) and
+doubles the fetch while it finds fewer than k visible records and the index
+had more; past ``max_fetch`` it scores the reader's visible records exactly
+instead (O(what the reader sees)), so a reader of a small space still gets its
+true top k. Scores are cosines (the index's (1 + cos) / 2, mapped back).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from hippo.store.base import Spaces
+from hippo.store.neo4j.connection import Connection
+from hippo.store.neo4j.schema import META
+
+Family = Literal["passages", "entities", "facts"]
+FIRST_FETCH = 16
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """The reader's view as a whole, at one store revision."""
+
+    revision: int
+    passages: int  # live passages in the reader's spaces
+    characters: int  # their summed length (title + text)
+    facts: int  # fact vectors, visible or not
+    entities: int  # entity vectors, visible or not
+    edges: int = 0  # relations, mentions and synonyms, visible or not
+
+
+@dataclass(frozen=True)
+class Edges:
+    """The visible edges at one node: targets (ids), their kind and weight."""
+
+    entities: list[str]  # mentioned by a passage
+    passages: list[str]  # mentioning an entity
+    relations: list[str]  # other ends of facts (one per fact)
+    synonyms: list[tuple[str, float]]
+
+
+def cosine(score: float) -> float:
+    """The vector index's similarity, (1 + cos) / 2, as the cosine."""
+    return 2.0 * float(score) - 1.0
+
+
+class Neo4jReader:
+    """Recall's reads of one Neo4j database, for one reader's spaces."""
+
+    def __init__(self, db: Connection, spaces: Spaces, *, max_fetch: int = 4096) -> None:
+        self.db = db
+        self.spaces = None if spaces is None else sorted(spaces)
+        self.max_fetch = max_fetch
+        self.round_trips = 0
+
+    def _read(self, name: str, doing: str, **params: Any) -> list[Any]:
+        self.round_trips += 1
+        return self.db.read(name, doing, spaces=self.spaces, **params)
+
+    # -- the view ------------------------------------------------------------------------
+
+    def statistics(self) -> Statistics:
+        rows = self._read("read_statistics", "reading the reader's statistics", meta=META)
+        if not rows:
+            return Statistics(0, 0, 0, 0, 0)
+        r = rows[0]
+        return Statistics(int(r["revision"] or 0), int(r["passages"]), int(r["characters"] or 0), int(r["facts"]),
+                          int(r["entities"]), int(r["edges"]))
+
+    def revision(self) -> int:
+        self.round_trips += 1
+        rows = self.db.read("meta_read", "reading the revision", meta=META)
+        return int(rows[0]["revision"]) if rows else 0
+
+    # -- vectors -------------------------------------------------------------------------
+
+    def nearest(self, family: Family, queries: np.ndarray, ks: list[int]) -> list[list[list[Any]]]:
+        """Per query row, its ``ks[i]`` best visible records as rows ``[id, cosine, ...]``, best first
+        (facts: ``[id, cosine, subject id, object id, passage id, text hash]``)."""
+        queries = np.atleast_2d(np.asarray(queries, dtype=np.float64))
+        out: list[list[list[Any]]] = [[] for _ in queries]
+        fetch = {i: max(2 * k, FIRST_FETCH) for i, k in enumerate(ks) if k > 0}
+        while fetch:
+            for i in [i for i, f in fetch.items() if f > self.max_fetch]:  # widening fell short: score exactly
+                out[i] = self._exact(family, queries[i], ks[i])
+                del fetch[i]
+            if not fetch:
+                break
+            waiting = list(fetch)
+            rows = self._read(f"read_nearest_{family}", f"searching {family} by vector",
+                              queries=queries[waiting].tolist(), fetch=[fetch[i] for i in waiting])
+            for row in rows:
+                i = waiting[int(row["i"])]
+                found = [[r[0], cosine(r[1]), *r[2:]] for r in row["found"]]
+                out[i] = found[: ks[i]]
+                if len(found) < ks[i] and int(row["fetched"]) >= fetch[i]:  # the index has more: widen
+                    fetch[i] *= 2
+                else:
+                    del fetch[i]
+        return out
+
+    def _exact(self, family: Family, query: np.ndarray, k: int) -> list[list[Any]]:
+        return self.exact(family, query, k)[0]
+
+    def exact(self, family: Family, query: np.ndarray, k: int) -> tuple[list[list[Any]], float | None]:
+        """Every visible record scored exactly: the ``k`` best, and the lowest cosine (None: no record).
+        O(what the reader sees), one round trip."""
+        rows = self._read(f"read_exact_{family}", f"scoring {family} exactly",
+                          query=np.asarray(query, dtype=np.float64).tolist(), k=k)
+        if not rows:
+            return [], None
+        found = [[r[0], cosine(r[1]), *r[2:]] for r in rows[0]["found"]]
+        bottom = rows[0]["bottom"]
+        return found, cosine(bottom[0][1]) if bottom else None
+
+    def cosines(self, family: Literal["passage", "fact"], ids: list[str], query: np.ndarray) -> dict[str, float]:
+        """Exact cosines of these records with ``query`` (records without a vector are left out)."""
+        if not ids:
+            return {}
+        rows = self._read(f"read_{family}_cosines", f"scoring {family}s", ids=ids,
+                          query=np.asarray(query, dtype=np.float64).tolist())
+        return {r["id"]: cosine(r["score"]) for r in rows}
+
+    # -- the graph -----------------------------------------------------------------------
+
+    def neighbours(self, passages: list[str], entities: list[str]) -> dict[str, Edges]:
+        """The visible edges at a frontier of passages and entities (one push wave)."""
+        if not passages and not entities:
+            return {}
+        rows = self._read("read_neighbours", "reading a frontier's edges", passages=passages, entities=entities)
+        return {r["owner"]: Edges(list(r["entities"]), list(r["passages"]), list(r["relations"]),
+                                  [(o, float(s)) for o, s in r["synonyms"]]) for r in rows}
+
+    def nodes(self, ids: list[str]) -> dict[str, tuple[bool, int]]:
+        """id -> (is a passage, visible passages mentioning it) for the visible ones among ``ids``."""
+        if not ids:
+            return {}
+        return {r["id"]: (bool(r["passage"]), int(r["passages"]))
+                for r in self._read("read_nodes", "looking up nodes", ids=ids)}
+
+    def entity_counts(self, ids: list[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        return {r["id"]: int(r["passages"]) for r in self._read("read_entity_counts", "counting mentions", ids=ids)}
+
+    def first_passages(self, ids: list[str]) -> dict[str, tuple[str, str | None, str | None]]:
+        """entity id -> (key, title, text of the first visible passage mentioning it)."""
+        if not ids:
+            return {}
+        return {r["id"]: (r["key"] or "", r["title"], r["text"])
+                for r in self._read("read_entity_names", "reading entity names", ids=ids)}
+
+    def passage_facts(self, ids: list[str]) -> dict[str, list[list[str]]]:
+        """Per passage, its facts in store order as [id, subject id, object id, passage id, text hash]."""
+        if not ids:
+            return {}
+        return {r["id"]: [list(f) for f in r["facts"]]
+                for r in self._read("read_passage_facts", "reading facts", ids=ids)}
+
+    def visible_passages(self) -> list[str]:
+        return [r["id"] for r in self._read("read_visible_passages", "listing passages")]
+
+    # -- words ---------------------------------------------------------------------------
+
+    def keyword_candidates(self, query: str, k: int) -> list[tuple[str, str | None, str]]:
+        """(id, title, text) of the ``k`` best visible passages by the full-text index's own ranking."""
+        rows = self._read("read_keyword_candidates", "searching keywords", query=query, k=k)
+        return [(r["id"], r["title"], r["text"] or "") for r in rows]
+
+    def document_frequencies(self, terms: list[str], cap: int) -> dict[str, int]:
+        """Per quoted word: visible live passages holding it, counted up to ``cap``."""
+        if not terms:
+            return {}
+        rows = self._read("read_keyword_frequencies", "counting keywords", terms=terms, cap=cap)
+        return {r["term"]: int(r["df"]) for r in rows}
+
+    def title_candidates(self, query: str, k: int) -> list[tuple[str, str]]:
+        rows = self._read("read_title_candidates", "matching titles", query=query, k=k)
+        return [(r["id"], r["title"]) for r in rows]

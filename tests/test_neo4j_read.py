@@ -1,0 +1,192 @@
+"""Store-side reads (``HIPPO_NEO4J_READ=store``) against a real Neo4j: the same answers as the
+in-process source, no derived state built, other processes' writes seen at once, and a clear
+``StoreError`` when Neo4j goes away mid-recall (the leak suite in this mode: test_neo4j_read_access.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hippo import Memory, Settings
+from hippo.datasets import SAMPLE
+from hippo.errors import StoreError
+from hippo.memory.source import LocalSource
+from hippo.store.neo4j import Neo4jStore
+from hippo.store.neo4j.reader import Neo4jReader
+
+pytestmark = pytest.mark.neo4j
+
+QUESTIONS = [q["question"] for q in json.loads((SAMPLE / "questions.json").read_text(encoding="utf-8"))]
+SMALL_SPACE = "user:zed"
+
+
+@pytest.fixture(scope="module")
+def server(request: pytest.FixtureRequest, embedder: Any, sample_corpus: list[dict]) -> Iterator[dict[str, str]]:
+    """The sample corpus in ``org`` and three passages in a small space, indexed once."""
+    found = request.getfixturevalue("neo4j_server")
+    request.getfixturevalue("neo4j_wipe")()
+    with Memory(Neo4jStore(found["uri"], found["user"], found["password"]), embedder=embedder) as memory:
+        memory.index(sample_corpus)
+        memory.index([{"title": "Zed's notes", "text": f"Zed keeps note {i} about the harbour lighthouse of Brask."}
+                      for i in range(3)], space=SMALL_SPACE)
+    yield found
+
+
+def _memory(server: dict[str, str], embedder: Any, **settings: Any) -> Memory:
+    return Memory(Neo4jStore(server["uri"], server["user"], server["password"], **settings.pop("store", {})),
+                  settings=Settings(**settings), embedder=embedder)
+
+
+def test_store_side_recall_finds_what_in_process_recall_finds(server: dict[str, str], embedder: Any):
+    """Against the in-process source on the same database, with the same solver (local push):
+    the same vector candidates and title seeds exactly, nearly the same hits."""
+    local = _memory(server, embedder, ppr_solver="push")
+    remote = _memory(server, embedder, neo4j_read="store")
+    try:
+        overlaps, first = [], 0
+        for q in QUESTIONS:
+            v = embedder.encode([q])[0]
+            with local.reading() as state:
+                mine, theirs = LocalSource(state, local.store, None), remote.store_reads.source(None)
+                a, b = mine.nearest_passages(v, 20), theirs.nearest_passages(v, 20)
+                assert mine.record_ids(a.handles.tolist()) == theirs.record_ids(b.handles.tolist()), q
+                np.testing.assert_allclose(a.scores, b.scores, atol=1e-5)
+                assert a.low == pytest.approx(b.low, abs=1e-5)
+                titles = {mine.record_ids([h])[0]: w for h, w in mine.title_seeds(q).items()}
+                assert titles == {theirs.record_ids([h])[0]: w for h, w in theirs.title_seeds(q).items()}, q
+                words = set(mine.record_ids(list(mine.keyword_scores(q, 5))))
+                assert len(words & set(theirs.record_ids(list(theirs.keyword_scores(q, 5))))) >= 3, q
+            x, y = [h.id for h in local.recall(q, k=10).hits], [h.id for h in remote.recall(q, k=10).hits]
+            overlaps.append(len(set(x) & set(y)) / len(x))
+            first += x[0] == y[0]
+        assert np.mean(overlaps) >= 0.9 and first >= 0.8 * len(QUESTIONS), (np.mean(overlaps), first)
+        assert not remote.engine.loaded, "store-side recall built no derived state"
+    finally:
+        local.close()
+        remote.close()
+
+
+def test_a_small_space_gets_its_true_top_k(server: dict[str, str], embedder: Any):
+    """The vector index answers a global top k: a reader of three passages among the sample's still
+    gets all three, by widening and by the exact scan past ``max_fetch``."""
+    store = Neo4jStore(server["uri"], server["user"], server["password"])
+    try:
+        q = embedder.encode(["Which island did the treaty unite?"])[0]
+        everything = store.reader(None).nearest("passages", q[None, :], [3])[0]
+        assert not any(p.space == SMALL_SPACE for p in store.passages([r[0] for r in everything]))
+        for max_fetch in (4096, 16):  # widening; the exact scan
+            reader = store.reader(frozenset({SMALL_SPACE}), max_fetch=max_fetch)
+            [found] = reader.nearest("passages", q[None, :], [3])
+            assert [p.space for p in store.passages([r[0] for r in found])] == [SMALL_SPACE] * 3
+            assert reader.round_trips >= 2, "the first fetch held no passage of the small space"
+    finally:
+        store.close()
+
+
+def test_opening_in_store_mode_builds_no_derived_state(server: dict[str, str], embedder: Any):
+    with _memory(server, embedder, neo4j_read="store") as memory:
+        assert memory.store_reads is not None and not memory.engine.loaded
+        result = memory.recall(QUESTIONS[0])
+        assert result.hits and not memory.engine.loaded
+        assert "off in store-side read mode" in (memory.recall(QUESTIONS[0], expand=True).note or "")
+
+
+WRITER = """
+import sys
+from hippo import Memory, Settings
+with Memory.open(sys.argv[1], settings=Settings(neo4j_read="store")) as memory:
+    print(memory.remember(sys.argv[2]).uid)
+"""
+
+
+def test_a_write_in_another_process_is_seen_by_the_next_recall(server: dict[str, str], embedder: Any):
+    uri = server["uri"].replace("bolt://", f"bolt://{server['user']}:{server['password']}@")
+    with _memory(server, embedder, neo4j_read="store") as memory:
+        before = memory.recall("What does Quorvath the ferryman guard?", k=5)
+        assert not any("quorvath" in h.text.casefold() for h in before.hits)
+        subprocess.run([sys.executable, "-c", WRITER, uri, "Quorvath the ferryman guards the Brask tide gate."],
+                       check=True, env={**os.environ, "HIPPO_NEO4J_READ": "store"}, timeout=300)
+        after = memory.recall("What does Quorvath the ferryman guard?", k=5)
+        assert "quorvath" in after.hits[0].text.casefold()
+
+
+class Proxy:
+    """A TCP forwarder to Neo4j that can be cut: Neo4j going away, as the driver sees it."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.open: list[socket.socket] = []
+        self.cut = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.cut.is_set():
+                client.close()
+                continue
+            upstream = socket.create_connection(self.target)
+            self.open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def down(self) -> None:
+        self.cut.set()
+        for s in self.open:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.open.clear()
+
+    def up(self) -> None:
+        self.cut.clear()
+
+
+def test_neo4j_down_mid_recall_is_a_store_error_and_recall_resumes(server: dict[str, str], embedder: Any,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    host, port = server["uri"].rsplit("/", 1)[-1].split(":")
+    proxy = Proxy((host, int(port)))
+    store = Neo4jStore(f"bolt://127.0.0.1:{proxy.port}", server["user"], server["password"], max_retry_time=1.0,
+                       connection_timeout=2.0)
+    with Memory(store, settings=Settings(neo4j_read="store"), embedder=embedder) as memory:
+        assert memory.recall(QUESTIONS[1]).hits
+        read = Neo4jReader._read
+
+        def cut_then_read(self: Neo4jReader, *args: Any, **params: Any) -> Any:
+            proxy.down()  # the recall has read the revision; its next statement finds Neo4j gone
+            return read(self, *args, **params)
+
+        monkeypatch.setattr(Neo4jReader, "_read", cut_then_read)
+        with pytest.raises(StoreError, match="cannot reach Neo4j"):
+            memory.recall(QUESTIONS[2])
+        monkeypatch.setattr(Neo4jReader, "_read", read)
+        proxy.up()
+        assert memory.recall(QUESTIONS[2]).hits, "the same memory serves again once Neo4j is back"
