@@ -33,25 +33,9 @@ from typing import Any
 
 import numpy as np
 
-try:
-    from benchmarks.common import (
-        RESULTS,
-        log,
-        machine_info,
-        machine_line,
-        markdown_table,
-        percentiles,
-    )
-except ImportError:  # run as ``python benchmarks/store_read.py``
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from benchmarks.common import (
-        RESULTS,
-        log,
-        machine_info,
-        machine_line,
-        markdown_table,
-        percentiles,
-    )
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # also when run as a script
+
+from benchmarks.common import RESULTS, log, machine_info, machine_line, markdown_table, percentiles  # noqa: E402
 
 OUT = RESULTS / "store_read.json"
 HITS = 10
