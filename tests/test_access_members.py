@@ -13,6 +13,7 @@ NOT_SCOPED = {
     "open": "builds a Memory; a ScopedMemory wraps one",
     "close": "the facade does not own the memory it wraps",
     "reading": "the engine's whole derived state, every space in it",
+    "store_reads": "store-side sources for any spaces; a principal's recall goes through recall, scoped",
 }
 DECIDED = {  # parameters the facade sets from the principal instead of taking them
     "forget": {"spaces"},
