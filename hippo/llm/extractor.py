@@ -226,9 +226,15 @@ def grounded_triples(triples: list[tuple[str, str, str]], passage: str) -> tuple
     was built on shore of Lake Tekapo") into passages that never name either. One
     end is enough, as HippoRAG keeps GPT's paraphrased objects.
     """
-    haystack = f" {normalize(passage)} "
-    kept = [t for t in triples if any((key := normalize(end)) and f" {key} " in haystack for end in (t[0], t[2]))]
+    named = _named_in(passage)
+    kept = [t for t in triples if named(t[0]) or named(t[2])]
     return kept, len(triples) - len(kept)
+
+
+def _named_in(passage: str) -> Callable[[str], bool]:
+    """Whether a name occurs in the passage, as whole words of normalized text."""
+    haystack = f" {normalize(passage)} "
+    return lambda name: bool(key := normalize(name)) and f" {key} " in haystack
 
 
 def grounded_entities(names: list[str], passage: str) -> list[str]:
@@ -241,8 +247,8 @@ def grounded_entities(names: list[str], passage: str) -> list[str]:
     Names are compared as normalized text; an answer with at least one name in
     the passage is kept whole, as HippoRAG keeps GPT's (which may paraphrase).
     """
-    haystack = f" {normalize(passage)} "
-    if names and not any((key := normalize(n)) and f" {key} " in haystack for n in names):
+    named = _named_in(passage)
+    if names and not any(named(n) for n in names):
         raise ParseError(f"none of the {len(names)} named entities occurs in the passage")
     return names
 
