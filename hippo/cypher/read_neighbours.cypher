@@ -2,7 +2,8 @@
 // in-process projection weighs them. A passage (live, in the reader's spaces) -> the entities it
 // mentions; an entity -> the visible passages mentioning it, the other end of each fact read from a
 // visible passage (one edge per fact, none to itself), and its synonyms when both ends are visible.
-// $passages: [id], $entities: [id], $spaces: [string] or null
+// One record, a list of [owner, entities, passages, relations, synonyms] (the driver's cost is per
+// record). $passages: [id], $entities: [id], $spaces: [string] or null
 CALL () {
   UNWIND $passages AS pid
   MATCH (p:Passage {id: pid})
@@ -28,4 +29,4 @@ CALL () {
        WHERE q.forgotten_at IS NULL AND ($spaces IS NULL OR q.space IN $spaces)
      } | [o.id, s.score]] AS synonyms
 }
-RETURN owner, entities, passages, relations, synonyms
+RETURN collect([owner, entities, passages, relations, synonyms]) AS edges

@@ -133,7 +133,9 @@ class Neo4jReader:
             return {}
         rows = self._read(f"read_{family}_cosines", f"scoring {family}s", ids=ids,
                           query=np.asarray(query, dtype=np.float64).tolist())
-        return {r["id"]: cosine(r["score"]) for r in rows}
+        if not rows:
+            return {}
+        return {rid: cosine(score) for rid, score in zip(rows[0]["ids"], rows[0]["scores"], strict=True)}
 
     # -- the graph -----------------------------------------------------------------------
 
@@ -142,8 +144,8 @@ class Neo4jReader:
         if not passages and not entities:
             return {}
         rows = self._read("read_neighbours", "reading a frontier's edges", passages=passages, entities=entities)
-        return {r["owner"]: Edges(list(r["entities"]), list(r["passages"]), list(r["relations"]),
-                                  [(o, float(s)) for o, s in r["synonyms"]]) for r in rows}
+        return {owner: Edges(mentioned, mentioning, related, [(o, float(s)) for o, s in synonyms])
+                for owner, mentioned, mentioning, related, synonyms in (rows[0]["edges"] if rows else [])}
 
     def nodes(self, ids: list[str]) -> dict[str, tuple[bool, int]]:
         """id -> (is a passage, visible passages mentioning it) for the visible ones among ``ids``."""
