@@ -1,6 +1,6 @@
-// Cosine similarity, (1 + cosine) / 2, of given facts with a query vector, as one record of two
-// parallel lists (see read_passage_cosines). $ids: [fact id], $query: [float]
+// Cosine similarity, (1 + cosine) / 2, of given facts with a query vector, as one record of
+// [id, score] pairs (see read_passage_cosines). $ids: [fact id], $query: [float]
 UNWIND $ids AS fid
 MATCH ()-[r:RELATES {id: fid}]->()
 MATCH (v:Vector {hash: r.embed_hash})
-RETURN collect(fid) AS ids, collect(vector.similarity.cosine(v.embedding, $query)) AS scores
+RETURN collect([fid, vector.similarity.cosine(v.embedding, $query)]) AS scores

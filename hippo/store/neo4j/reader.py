@@ -133,9 +133,8 @@ class Neo4jReader:
             return {}
         rows = self._read(f"read_{family}_cosines", f"scoring {family}s", ids=ids,
                           query=np.asarray(query, dtype=np.float64).tolist())
-        if not rows:
-            return {}
-        return {rid: cosine(score) for rid, score in zip(rows[0]["ids"], rows[0]["scores"], strict=True)}
+        pairs = rows[0]["scores"] if rows else []
+        return {rid: cosine(score) for rid, score in pairs if score is not None}
 
     # -- the graph -----------------------------------------------------------------------
 
