@@ -140,7 +140,7 @@ def bulk_step(name: str, source: Path, url: str, home: Path) -> dict[str, Any]:
     return {"step": name, "passages": report.counts["passages"], "relationships": report.relationships,
             "nodes": report.nodes, "seconds": report.total_seconds, "relationships_per_s": report.rate(),
             "import_relationships_per_s": report.rate("import"), "phases": report.seconds,
-            "load_average": [load, os.getloadavg()[0]]}
+            "admin_stages": report.admin_stages, "load_average": [load, os.getloadavg()[0]]}
 
 
 def render(record: dict[str, Any]) -> str:
@@ -148,12 +148,14 @@ def render(record: dict[str, Any]) -> str:
              f"{r['relationships_per_s']:,.0f}",
              f"{r['import_relationships_per_s']:,.0f}" if "import_relationships_per_s" in r else "–",
              ", ".join(f"{k} {v:.1f}" for k, v in r.get("phases", {}).items()) or "–",
+             ", ".join(f"{k.lower()} {v:.1f}" for k, v in r.get("admin_stages", {}).items()) or "–",
              " → ".join(f"{x:.1f}" for x in r["load_average"])] for r in record["steps"]]
     return "\n".join([
         "# Bulk initial load into Neo4j vs the Bolt writer", "",
         f"Source: `{record['source']}`; Neo4j {record['neo4j']}. {machine_line(record['machine'])}", "",
         markdown_table(["step", "passages", "relationships", "seconds", "rel/s (whole step)",
-                        "rel/s (neo4j-admin only)", "phases (s)", "load avg (start → end)"], rows), "",
+                        "rel/s (neo4j-admin only)", "phases (s)", "neo4j-admin's stages (s)",
+                        "load avg (start → end)"], rows), "",
         ("The bulk step's seconds are the whole `hippo neo4j import`: CSV export, server stop, `neo4j-admin "
          "database import full`, start, schema and vector/full-text indexes online."), "",
         f"Command: `{record['command']}`"])

@@ -17,11 +17,19 @@ entry per run name, kept across runs) and the whole file as
 
     python benchmarks/store_read.py quality --dataset hipporag_musique_train100 --store bolt://127.0.0.1:7722
     python benchmarks/store_read.py speed --size 100000 --store bolt://127.0.0.1:7732
+    python benchmarks/store_read.py serve --dataset hipporag_musique_train100 --store bolt://127.0.0.1:7722
+
+- ``serve``: N ``hippo serve --http`` processes over the one Neo4j (a QA set loaded as for
+  ``quality``), clients spread over them evenly, ``memory/recall`` of the set's questions:
+  req/s and latency for 1 and 2 processes, in each read mode.
+- ``visible``: a writer process remembers; a store-side reader in this process recalls until it
+  finds each write: the lag from commit to found.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -188,37 +196,102 @@ WRITER = """
 import sys, time
 from hippo import Memory, Settings
 with Memory.open(sys.argv[1], settings=Settings(neo4j_read="store")) as memory:
-    for i in range(int(sys.argv[2])):
-        memory.remember(f"Vellurast harbour note {i}: the xq{i}zz beacon was relit.")
+    for i, _ in enumerate(sys.stdin):  # one write per line asked, so no write waits behind another
+        memory.remember(f"Vellurast harbour note {i}: the {sys.argv[2]}q{i}zz beacon was relit.")
         print(i, time.time(), flush=True)
-        time.sleep(1.0)
 """
 
 
-def visible(store: str, writes: int) -> dict[str, Any]:
-    """A writer process remembers; this process, in store mode, recalls until it sees each write."""
+def visible(store: str, writes: int, patience: float = 30.0) -> dict[str, Any]:
+    """A writer process remembers; this process, in store mode, recalls until it sees each write
+    (among the top 10; a write not found within ``patience`` seconds counts as missed)."""
     import hippo
     from hippo.embed import open_embedder
     from hippo.store.neo4j import Neo4jStore
 
     reader = hippo.Memory(Neo4jStore.from_url(store), settings=hippo.Settings(neo4j_read="store"),
                           embedder=open_embedder(hippo.Settings()))
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, store, str(writes)], stdout=subprocess.PIPE, text=True)
-    lags, recalls = [], []
-    assert writer.stdout is not None
-    for line in writer.stdout:
-        i, committed = line.split()
-        while True:
+    tag = f"x{os.getpid()}"  # words no earlier run wrote
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, store, tag], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    lags, recalls, missed, first = [], [], 0, 0
+    assert writer.stdin is not None and writer.stdout is not None
+    for _ in range(writes):
+        writer.stdin.write("write\n")
+        writer.stdin.flush()
+        i, committed = writer.stdout.readline().split()
+        word = f"{tag}q{i}zz"
+        for attempt in itertools.count():
             start = time.time()
-            hits = reader.recall(f"Which beacon is xq{i}zz?", k=3).hits
+            hits = reader.recall(f"Which beacon is {word}?", k=10).hits
             recalls.append(1000 * (time.time() - start))
-            if any(f"xq{i}zz" in h.text for h in hits):
+            if any(word in h.text for h in hits):
                 lags.append(1000 * (time.time() - float(committed)))
+                first += attempt == 0
                 break
+            if time.time() - float(committed) > patience:
+                missed += 1
+                break
+    writer.stdin.close()
     writer.wait()
     reader.close()
-    return {"run": "visible", "writes": writes, "write_to_visible_ms": percentiles(lags),
-            "recall_ms": percentiles(recalls), "machine": machine_info()}
+    return {"run": "visible", "writes": writes, "missed": missed, "found_by_first_recall": first,
+            "write_to_visible_ms": percentiles(lags), "recall_ms": percentiles(recalls), "machine": machine_info()}
+
+
+# -- several servers over one Neo4j --------------------------------------------------------
+
+
+def serve(dataset_name: str, store: str, processes: Sequence[int], modes: Sequence[str], clients: int,
+          requests: int, max_seconds: float) -> dict[str, Any]:
+    """req/s of ``clients`` concurrent recalls spread over N server processes, for each N and mode."""
+    import threading
+
+    import rcp
+
+    from benchmarks.serve_load import ServerProcess, run_level
+    from hippo.datasets import load_dataset
+
+    root = Path(os.environ.get("HIPPO_DATASETS", RESULTS.parent.parent / "shared" / "datasets"))
+    questions = [q.question for q in load_dataset(root / dataset_name).questions]
+    rows = []
+    for mode in modes:
+        for count in processes:
+            env = {"HIPPO_NEO4J_READ": mode, "HF_HUB_OFFLINE": "1"}
+            clock = time.perf_counter()
+            servers = [ServerProcess(store, env) for _ in range(count)]
+            started = time.perf_counter() - clock
+            try:
+                memory_ids = [rcp.connect_http(s.url).memory_build(scope="global")["memoryId"] for s in servers]
+                for server, memory_id in zip(servers, memory_ids, strict=True):  # warm every process
+                    run_level(server.url, memory_id, questions, clients=2, requests=10, max_seconds=60)
+                levels: list[Any] = [None] * count
+                share = [clients // count + (i < clients % count) for i in range(count)]
+
+                def load(i: int, share: list[int] = share, memory_ids: list[str] = memory_ids,
+                         servers: list[Any] = servers, levels: list[Any] = levels) -> None:
+                    levels[i] = run_level(servers[i].url, memory_ids[i], questions[i::count], share[i],
+                                          requests * share[i] // clients, max_seconds)
+
+                clock = time.perf_counter()
+                threads = [threading.Thread(target=load, args=(i,)) for i in range(count)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                wall = time.perf_counter() - clock
+            finally:
+                for server in servers:
+                    server.stop()
+            latencies = [x for level in levels for x in level.latencies_ms]
+            errors = [e for level in levels for e in level.errors]
+            rows.append({"mode": mode, "processes": count, "clients": clients, "requests": len(latencies),
+                         "errors": len(errors), "first_errors": errors[:3], "req_s": round(len(latencies) / wall, 2),
+                         "latency_ms": percentiles(latencies), "start_s": round(started, 1),
+                         "load_average": [round(x, 2) for x in os.getloadavg()]})
+            log(f"{mode}, {count} process(es): {rows[-1]['req_s']} req/s, p50 {rows[-1]['latency_ms']['p50']:.0f} ms, "
+                f"{len(errors)} errors")
+    return {"run": f"serve {dataset_name}", "dataset": dataset_name, "rows": rows, "machine": machine_info()}
 
 
 # -- output ---------------------------------------------------------------------------
@@ -249,9 +322,19 @@ def render(runs: dict[str, Any]) -> str:
             ", ".join(f"{x:.1f}" for x in m["load_average"])] for r in speed_rows for m in r["modes"].values()]), ""]
         parts += [f"store p50 / in-process p50 at {r['passages']}: {r['store_over_memory_p50']:.2f}"
                   for r in speed_rows if r["store_over_memory_p50"]] + [""]
+    serve_rows = [r for r in runs.values() if r["run"].startswith("serve")]
+    if serve_rows:
+        header = ["set", "read mode", "server processes", "clients", "req/s", "p50 ms", "p95 ms", "errors",
+                  "start s", "load"]
+        parts += ["## Several `hippo serve` processes over one Neo4j", "", markdown_table(header, [[
+            r["dataset"], m["mode"], m["processes"], m["clients"], m["req_s"], m["latency_ms"]["p50"],
+            m["latency_ms"]["p95"], m["errors"], m["start_s"], ", ".join(f"{x:.1f}" for x in m["load_average"])]
+            for r in serve_rows for m in r["rows"]]), ""]
     if "visible" in runs:
         r = runs["visible"]
-        line = (f"{r['writes']} remembers by a writer process; the reader recalls until it finds each: "
+        line = (f"{r['writes']} remembers by a writer process, one at a time; the reader recalls until it finds "
+                f"each among its top 10: {r.get('found_by_first_recall', '?')} found by the first recall after the "
+                f"commit, {r.get('missed', 0)} not within 30 s; "
                 f"write-to-visible p50 {r['write_to_visible_ms']['p50']:.0f} ms, p95 "
                 f"{r['write_to_visible_ms']['p95']:.0f} ms (one recall: p50 {r['recall_ms']['p50']:.0f} ms).")
         parts += ["## A write in one process, visible to a store-side recall in another", "", line, ""]
@@ -283,6 +366,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         s.add_argument("--store", required=True)
         s.add_argument("--queries", type=int, default=100)
         s.add_argument("--mode", nargs="*", default=["store", "memory"])
+    w = sub.add_parser("serve")
+    w.add_argument("--dataset", default="hipporag_musique_train100")
+    w.add_argument("--store", required=True)
+    w.add_argument("--processes", type=int, nargs="+", default=[1, 2])
+    w.add_argument("--mode", nargs="+", default=["store", "memory"])
+    w.add_argument("--clients", type=int, default=8)
+    w.add_argument("--requests", type=int, default=200)
+    w.add_argument("--max-seconds", type=float, default=40.0)
     v = sub.add_parser("visible")
     v.add_argument("--store", required=True)
     v.add_argument("--writes", type=int, default=10)
@@ -290,6 +381,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.command == "quality":
         save(quality(args.dataset, args.store, args.limit), args.out)
+    elif args.command == "serve":
+        save(serve(args.dataset, args.store, args.processes, args.mode, args.clients, args.requests,
+                   args.max_seconds), args.out)
     elif args.command == "visible":
         save(visible(args.store, args.writes), args.out)
     elif args.command == "speed":

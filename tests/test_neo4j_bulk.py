@@ -29,7 +29,7 @@ from hippo.datasets import SAMPLE
 from hippo.errors import StoreError
 from hippo.store import SQLiteStore
 from hippo.store.neo4j import Neo4jStore
-from hippo.store.neo4j.bulk import local_server
+from hippo.store.neo4j.bulk import admin_stages, local_server
 from hippo.store.neo4j.local_server import LocalNeo4j
 from hippo.store.neo4j.vectors import vector_of
 from tests.conftest import unavailable
@@ -121,6 +121,8 @@ def test_bulk_import_gives_the_same_store(imported: dict, server: Server, source
     sqlite, neo = SQLiteStore(source), server.store()
     try:
         assert imported["counts"]["passages"] == 21 and imported["relationships"] > 300
+        stages = imported["admin_stages"]  # neo4j-admin's own report, read from its output
+        assert {"Node import", "Relationship import"} <= stages.keys() and sum(stages.values()) > 0
         assert neo.revision() == sqlite.revision() > 0
         assert (neo.embedding_model(), neo.embedding_backend()) == (sqlite.embedding_model(),
                                                                     sqlite.embedding_backend())
@@ -254,3 +256,14 @@ def test_routing_urls_and_read_transactions(imported: dict, server: Server) -> N
         assert routed.revision() == revision  # the key-value area moves no revision
     finally:
         routed.close()
+
+
+def test_the_import_tools_stages_are_read_from_its_output():
+    """Where an import's time went, as ``neo4j-admin`` 5.26 prints it (seconds)."""
+    output = ("(1/4) Node import 2026-12-02 03:15:32.484+0000\n  Estimated number of nodes: 139.61 k\n"
+              "Node import COMPLETED in 1m 54s 77ms\n(2/4) Relationship import 2026-12-02 03:16:26.562+0000\n"
+              "Relationship import COMPLETED in 2s 527ms\nRelationship linking COMPLETED in 806ms\n"
+              "IMPORT DONE in 1m 58s 149ms. \n")
+    assert admin_stages(output) == pytest.approx({"Node import": 114.077, "Relationship import": 2.527,
+                                                  "Relationship linking": 0.806})
+    assert admin_stages("IMPORT DONE in 3s.") == {}

@@ -63,11 +63,14 @@ def import_(
         raise fail(str(exc)) from None
     summary = {"store": report.url, "counts": report.counts, "relationships": report.relationships,
                "nodes": report.nodes, "seconds": {k: round(v, 2) for k, v in report.seconds.items()},
-               "relationships_per_second": round(report.rate())}
+               "relationships_per_second": round(report.rate()),
+               "admin_stages": {k: round(v, 2) for k, v in report.admin_stages.items()}}
     if as_json:
         out.print_json(json.dumps(summary))
         return
     steps = ", ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
+    if report.admin_stages:  # where neo4j-admin's own time went (vectors are node properties)
+        steps += " (neo4j-admin: " + ", ".join(f"{k.lower()} {v:.1f}s" for k, v in report.admin_stages.items()) + ")"
     out.print(f"imported {source} into {report.url}: {report.counts['passages']} passages, "
               f"{report.counts['entities']} entities, {report.counts['facts']} facts, {report.relationships} "
               f"relationships in {report.total_seconds:.1f}s ({report.rate():,.0f} relationships/s; {steps})",

@@ -21,6 +21,7 @@ Writes after that are the usual transactional ones.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -48,6 +49,7 @@ class BulkReport:
     relationships: int
     nodes: int
     seconds: dict[str, float] = field(default_factory=dict)
+    admin_stages: dict[str, float] = field(default_factory=dict)  # neo4j-admin's own, e.g. "Node import"
 
     @property
     def total_seconds(self) -> float:
@@ -56,6 +58,18 @@ class BulkReport:
     def rate(self, *steps: str) -> float:
         spent = sum(self.seconds[s] for s in steps) if steps else self.total_seconds
         return self.relationships / spent if spent else 0.0
+
+
+_STAGE = re.compile(r"^(?P<stage>[A-Z][a-z]+(?: [a-z]+)*) COMPLETED in (?P<took>(?:\d+[hms]+ ?)+)\s*$", re.M)
+_PART = re.compile(r"(\d+)(ms|h|m|s)")
+_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def admin_stages(output: str) -> dict[str, float]:
+    """The stages ``neo4j-admin database import`` reports ("Node import COMPLETED in 54s 77ms"),
+    in seconds: where an import's time went (vectors are node properties, so they land in
+    "Node import")."""
+    return {m["stage"]: sum(int(n) * _UNIT[u] for n, u in _PART.findall(m["took"])) for m in _STAGE.finditer(output)}
 
 
 def connect(url: str) -> Connection:
@@ -164,10 +178,11 @@ def bulk_import(source: Path, url: str, home: Path, *, csv_dir: Path | None = No
                                                                progress=progress))  # type: ignore[assignment]
         timed("stop", server.stop)
         try:
-            timed("import", lambda: server.admin(
+            output: str = timed("import", lambda: server.admin(  # type: ignore[assignment]
                 "database", "import", "full", database, "--overwrite-destination", *export.admin_arguments(),
                 f"--threads={threads}", f"--max-off-heap-memory={memory}",
                 f"--report-file={directory / 'import.report'}"))
+            stages = admin_stages(output)
         except StoreError:
             server.drop_database_files(database)  # it was empty: the next start makes it empty again
             raise
@@ -184,4 +199,4 @@ def bulk_import(source: Path, url: str, home: Path, *, csv_dir: Path | None = No
         db.close()
     return BulkReport(url=db.url, counts=counts, relationships=export.relationship_count,
                       nodes=sum(export.counts[k] for k in ("documents", "passages", "entities", "vectors")),
-                      seconds=seconds)
+                      seconds=seconds, admin_stages=stages)
