@@ -245,7 +245,7 @@ def visible(store: str, writes: int, patience: float = 30.0) -> dict[str, Any]:
 def serve(dataset_name: str, store: str, processes: Sequence[int], modes: Sequence[str], clients: int,
           requests: int, max_seconds: float) -> dict[str, Any]:
     """req/s of ``clients`` concurrent recalls spread over N server processes, for each N and mode."""
-    import threading
+    from concurrent.futures import ThreadPoolExecutor
 
     import rcp
 
@@ -265,20 +265,12 @@ def serve(dataset_name: str, store: str, processes: Sequence[int], modes: Sequen
                 memory_ids = [rcp.connect_http(s.url).memory_build(scope="global")["memoryId"] for s in servers]
                 for server, memory_id in zip(servers, memory_ids, strict=True):  # warm every process
                     run_level(server.url, memory_id, questions, clients=2, requests=10, max_seconds=60)
-                levels: list[Any] = [None] * count
                 share = [clients // count + (i < clients % count) for i in range(count)]
-
-                def load(i: int, share: list[int] = share, memory_ids: list[str] = memory_ids,
-                         servers: list[Any] = servers, levels: list[Any] = levels) -> None:
-                    levels[i] = run_level(servers[i].url, memory_ids[i], questions[i::count], share[i],
-                                          requests * share[i] // clients, max_seconds)
-
                 clock = time.perf_counter()
-                threads = [threading.Thread(target=load, args=(i,)) for i in range(count)]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join()
+                with ThreadPoolExecutor(count) as pool:  # each server's clients at once
+                    levels = list(pool.map(lambda i: run_level(
+                        servers[i].url, memory_ids[i], questions[i::count], share[i],
+                        requests * share[i] // clients, max_seconds), range(count)))
                 wall = time.perf_counter() - clock
             finally:
                 for server in servers:

@@ -70,7 +70,8 @@ def import_(
         return
     steps = ", ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
     if report.admin_stages:  # where neo4j-admin's own time went (vectors are node properties)
-        steps += " (neo4j-admin: " + ", ".join(f"{k.lower()} {v:.1f}s" for k, v in report.admin_stages.items()) + ")"
+        stages = ", ".join(f"{k.lower()} {v:.1f}s" for k, v in report.admin_stages.items())
+        steps += f" (neo4j-admin: {stages})"
     out.print(f"imported {source} into {report.url}: {report.counts['passages']} passages, "
               f"{report.counts['entities']} entities, {report.counts['facts']} facts, {report.relationships} "
               f"relationships in {report.total_seconds:.1f}s ({report.rate():,.0f} relationships/s; {steps})",

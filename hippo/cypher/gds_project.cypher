@@ -25,5 +25,4 @@ CALL () {
 }
 WITH gds.graph.project($graph, source, target, {relationshipProperties: {w: w}},
                        {undirectedRelationshipTypes: ['*']}) AS g
-RETURN g.graphName AS graph, g.nodeCount AS nodes, g.relationshipCount AS relationships,
-       g.projectMillis AS millis
+RETURN g.graphName AS graph, g.nodeCount AS nodes, g.relationshipCount AS relationships

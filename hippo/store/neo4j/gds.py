@@ -6,9 +6,9 @@ what a set of spaces sees (``hippo/cypher/gds_project.cypher``, weighted as the 
 the graph), ``pagerank`` runs one personalized PageRank from a set of source nodes on it
 (equal weights: GDS 2.13 refuses weighted ``sourceNodes``) and returns the top passages.
 Unlike the push, whose work is bounded by its threshold, each GDS call iterates over the
-whole projection, and the projection is a snapshot: a write is
-not in it until it is projected again, and a projection is of one set of spaces, so a
-reader must only be served from a projection of exactly the spaces it may read.
+whole projection, and the projection is a snapshot: a write is not in it until it is
+projected again, and a projection is of one set of spaces, so a reader must only be served
+from a projection of exactly the spaces it may read.
 ``benchmarks/gds_ppr.py`` measures it against the push on the same resets.
 """
 
