@@ -19,6 +19,7 @@ from hippo.embed.filecache import cached_file, read_verified
 from hippo.embed.onnx import OnnxEmbedder, length_batches, model_cache_dir
 from hippo.embed.sentence import resolve_model
 from hippo.store import SQLiteStore
+from tests.counting import CountingEmbedder
 
 MODEL = "all-MiniLM-L6-v2"
 TEXTS = ["Göttingen", "Thomas Südhof was born in Göttingen.", "the capital of Japan", "Göttingen",
@@ -148,18 +149,8 @@ def test_two_processes_racing_on_first_use_both_end_with_a_valid_file(tmp_path):
     assert not list(target.parent.glob("*.tmp*"))
 
 
-class _Counting:
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.dim, self.backend = inner, inner.name, inner.dim, inner.backend
-        self.texts: list[str] = []
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        self.texts.extend(texts)
-        return self.inner.encode(texts)
-
-
 def test_indexing_encodes_each_text_once_and_never_what_the_store_has(tmp_path, embedder):
-    counting = _Counting(embedder)
+    counting = CountingEmbedder(embedder)
     docs = [{"title": f"Town {n}", "text": f"Town {n} lies in Norrland. Norrland borders Finland."} for n in range(4)]
     with Memory(SQLiteStore(tmp_path / "m.db"), embedder=counting) as memory:
         first = memory.index(docs)

@@ -138,7 +138,7 @@ def mcp(
         with err.status("loading models..."):
             from hippo.memory import Memory
 
-            memory = Memory.open(opened)
+            memory = Memory.open(opened).load_models()
         with memory:
             keys = KeyRing.from_settings(settings, store=memory.store)
             principal = None

@@ -184,10 +184,20 @@ class SpacyExtractor:
     name = "spacy:en_core_web_sm"
 
     def __init__(self, batch_size: int = 64) -> None:
-        self._nlp = load_pipeline()
         self._batch_size = batch_size
         self._lock = threading.Lock()
         self._last: tuple[str, object] | None = None
+
+    @property
+    def _nlp(self):
+        # Loaded on first use: a command that never parses (history, forget, a keyword search)
+        # starts without spaCy's import and model load, ~5 s of a CLI call here.
+        return load_pipeline()
+
+    def load(self) -> SpacyExtractor:
+        """Load the pipeline now (a server, before its first request)."""
+        load_pipeline()
+        return self
 
     def extract(self, passages: list[Passage]) -> list[Extraction]:
         texts = [p.text for p in passages]

@@ -94,6 +94,12 @@ class Memory:
             store.close()
             raise
 
+    def load_models(self) -> Memory:
+        """Load now what the first recall or write would (spaCy's pipeline is loaded on first use):
+        a server's first request is then as fast as the rest."""
+        self._query_parser.load()
+        return self
+
     def __enter__(self) -> Memory:
         return self
 

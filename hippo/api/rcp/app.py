@@ -97,4 +97,4 @@ def open_service(store: str | Store | None = None, *, settings: Settings | None 
     inner = embedder or open_embedder(settings, threads=server_settings.torch_threads)
     if server_settings.coalesce_embeddings and not isinstance(inner, CoalescingEmbedder):
         inner = CoalescingEmbedder(inner)
-    return Service(Memory.open(store, settings=settings, embedder=inner), server_settings)
+    return Service(Memory.open(store, settings=settings, embedder=inner).load_models(), server_settings)
