@@ -11,7 +11,6 @@ the read mode and are not repeated.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 from collections.abc import Iterator
@@ -27,19 +26,6 @@ pytestmark = pytest.mark.neo4j
 for _name, _test in vars(test_access).items():
     if _name.startswith("test_") and "world" in inspect.signature(_test).parameters:
         globals()[_name] = _test
-
-# Known gap (issue 16b report): in store mode a few recalls of the parity check (2-8 of 115-161
-# outputs, on queries naming hidden entities) give top-hit scores ~2e-4 off the clean store's, so
-# the parity is not yet exact there. No canary leaks (every other test here passes); not strict:
-# some principal/setting pairs already pass.
-_parity = test_access.test_rankings_equal_a_store_without_the_hidden_documents
-
-
-@pytest.mark.xfail(reason="store-side parity differs at ~2e-4 on a few recalls naming hidden entities (issue 16b)",
-                   strict=False)
-@functools.wraps(_parity)  # a wrapper: test_access's own test stays unmarked
-def test_rankings_equal_a_store_without_the_hidden_documents(*args: Any, **kwargs: Any) -> None:
-    _parity(*args, **kwargs)
 
 
 @pytest.fixture(scope="module")

@@ -92,11 +92,3 @@ def test_an_extractor_failing_midway_stops_the_prefetch_and_writes_nothing(tmp_p
         assert not _prefetch_threads()
         assert memory.index(sample_corpus).passages_added == len(sample_corpus)  # and the store still works
 
-
-def test_a_torch_encoder_runs_after_extraction(tmp_path, embedder, sample_corpus, monkeypatch):
-    monkeypatch.setattr(indexing, "EXTRACT_CHUNK", 4)
-    counting = CountingEmbedder(embedder)
-    counting.backend = "torch"  # its threads would fight the extractor's (``hippo.memory.indexing.prepare``)
-    with Memory(SQLiteStore(tmp_path / "m.db"), embedder=counting) as memory:
-        result = memory.index(sample_corpus)
-        assert counting.calls == ["MainThread"] and "embed_overlapped" not in result.timings

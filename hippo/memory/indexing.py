@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from hippo.config import Settings
 from hippo.documents.sections import split_document
-from hippo.embed import Embedder, backend_of
+from hippo.embed import Embedder
 from hippo.errors import InvalidInput
 from hippo.extract.base import Extraction, Extractor
 from hippo.graph.synonyms import linkable, synonym_pairs
@@ -249,12 +249,9 @@ class Derived:
 
 
 def derive(passages: list[Passage], *, store: Store, state: DerivedState, encode: Encode, extractor: Extractor,
-           settings: Settings, progress: Progress | None = None, tolerate_embedding_failure: bool = False,
-           overlap: bool = True) -> Derived:
-    """Extract, embed and link synonyms for passages not stored yet.
-
-    With ``overlap``, a call of several extraction chunks encodes beside the extractor
-    (``hippo.memory.prefetch``).
+           settings: Settings, progress: Progress | None = None, tolerate_embedding_failure: bool = False) -> Derived:
+    """Extract, embed and link synonyms for passages not stored yet; a call of several extraction
+    chunks encodes beside the extractor (``hippo.memory.prefetch``).
 
     With ``tolerate_embedding_failure``, an encoder that raises (or times out)
     leaves the records without vectors instead of failing the call.
@@ -263,7 +260,7 @@ def derive(passages: list[Passage], *, store: Store, state: DerivedState, encode
     clock = time.perf_counter()
     step = EXTRACT_CHUNK
     # One chunk (a memory, a small write) has little to overlap and stays on this thread.
-    prefetch = VectorPrefetch(store, encode) if overlap and len(passages) > step else None
+    prefetch = VectorPrefetch(store, encode) if len(passages) > step else None
     extractions: list[Extraction] = []
     try:
         if prefetch:
@@ -365,10 +362,8 @@ def prepare(documents: list[Document], *, store: Store, state: DerivedState, emb
     stored = store.existing_ids(p.id for p in plan.passages)
     new_passages = [p for p in plan.passages if p.id not in stored]
     planning = time.perf_counter() - clock
-    # torch's intra-op threads spin at their barriers and lose to spaCy's thread beside them (606 MuSiQue
-    # passages: 44.1 s after extraction, 47.0 s beside it); ONNX's single-threaded workers gain (38.6 -> 31.5 s).
     derived = derive(new_passages, store=store, state=state, encode=embedder.encode, extractor=extractor,
-                     settings=settings, progress=progress, overlap=backend_of(embedder) != "torch")
+                     settings=settings, progress=progress)
     derived.timings["extract"] += planning
     batch = WriteBatch(
         documents=plan.documents, passages=new_passages, entities=derived.entities, facts=derived.facts,
