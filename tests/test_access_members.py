@@ -14,6 +14,7 @@ NOT_SCOPED = {
     "close": "the facade does not own the memory it wraps",
     "reading": "the engine's whole derived state, every space in it",
     "store_reads": "store-side sources for any spaces; a principal's recall goes through recall, scoped",
+    "load_models": "process start-up: a server loads the models of the memory it wraps before serving",
 }
 DECIDED = {  # parameters the facade sets from the principal instead of taking them
     "forget": {"spaces"},
