@@ -84,10 +84,10 @@ class VectorPrefetch:
                 encoded.update(job.hashes)
             return Prefetched(vectors, encoded, busy_s=sum(self._busy))
         finally:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self.close()
 
     def close(self) -> None:
-        """Stop without collecting (the caller failed first): queued encodes are dropped."""
+        """Stop the thread; encodes still queued (the caller failed first) are dropped."""
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def _timed(self, texts: list[str]) -> np.ndarray:
