@@ -132,6 +132,16 @@ class SortedRuns:
                 runs[-1] = runs[-1].merged(later)
             self.runs = runs  # readers may be iterating the list before
 
+    def merge_tail(self, key_count: int, most: int) -> None:
+        """Merge the newest (smallest) runs until at most ``most`` remain."""
+        self.seal(key_count)
+        with self._lock:
+            runs = list(self.runs)
+            while len(runs) > max(most, 1):
+                later = runs.pop()
+                runs[-1] = runs[-1].merged(later)
+            self.runs = runs
+
     def compact(self, key_count: int) -> Run:
         """Everything in one run (before saving); returns it."""
         self.seal(key_count)

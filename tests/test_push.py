@@ -108,3 +108,93 @@ def test_view_visibility_follows_retire_and_revive_incrementally():
     assert view.passage_count[v["e4"]] == 1 and view.passage_total == 2
     whole = _spaces_projection().view(frozenset({"org"}))
     assert np.allclose(view.adjacency_matrix().toarray(), whole.adjacency_matrix().toarray())
+
+
+def _corpus(passages: int, seed: int, spaces: tuple[str, ...] = ("org",)) -> list[GraphData]:
+    """A random passage-entity graph in write batches of 50 passages (so the projection holds
+    several edge runs), with relations and synonyms, passages spread over ``spaces``."""
+    rng = np.random.default_rng(seed)
+    entities = [f"e{i}" for i in range(passages)]
+    batches = []
+    for start in range(0, passages, 50):
+        ids = [f"p{i}" for i in range(start, min(start + 50, passages))]
+        named = {p: sorted({entities[int(x)] for x in rng.zipf(1.6, size=6) % passages}) for p in ids}
+        batches.append(GraphData(
+            passages=[(p, spaces[int(rng.integers(len(spaces)))]) for p in ids],
+            entities=sorted({e for names in named.values() for e in names}),
+            facts=[(f"f{p}-{i}", a, b, p) for p, names in named.items()
+                   for i, (a, b) in enumerate(zip(names, names[1:]))],
+            mentions=[(p, e) for p, names in named.items() for e in names],
+            synonyms=[(entities[int(a)], entities[int(b)], 0.85) for a, b in rng.integers(0, start + 50, (5, 2))
+                      if a != b and max(a, b) < start + 50],
+        ))
+    return batches
+
+
+def _projection(batches: list[GraphData]) -> GraphProjection:
+    projection = GraphProjection()
+    for batch in batches:
+        known = set(projection.vertex)
+        projection.add(GraphData(passages=batch.passages, entities=[e for e in batch.entities if e not in known],
+                                 facts=batch.facts, mentions=batch.mentions, synonyms=batch.synonyms))
+        projection.seal()  # a run per batch, merged by size as writes would
+    return projection
+
+
+@pytest.mark.parametrize("spaces", [None, frozenset({"org"}), frozenset({"user:ann", "team:x"})])
+def test_the_compiled_walk_over_several_runs_matches_exact_on_a_readers_view(spaces):
+    projection = _projection(_corpus(600, seed=5, spaces=("org", "user:ann", "team:x")))
+    projection.retire([f"p{i}" for i in range(0, 600, 7)])
+    assert len(projection.edges.runs) > 1
+    view = projection.view(spaces)
+    seeds = np.flatnonzero(view.visible(np.arange(projection.vertex_count)))[[0, 5, 40]]
+    weights = np.array([1.0, 0.3, 0.6])
+    exact = _dense(view.pagerank(seeds, weights, 0.5, solver="exact"), projection.vertex_count)
+    errors = []
+    for epsilon in (1e-4, 1e-6, 1e-9):
+        pushed = view.pagerank(seeds, weights, 0.5, solver="push", epsilon=epsilon)
+        assert view.visible(pushed.vertices).all()  # never a hidden passage or entity
+        dense = _dense(pushed, projection.vertex_count)
+        assert (dense <= exact + 1e-12).all()
+        errors.append(np.abs(dense - exact).sum())
+    assert errors[0] > errors[1] > errors[2] and errors[2] < 1e-5  # L1 bound: epsilon x total strength
+
+
+def test_the_compiled_walk_and_the_wave_push_agree():
+    """The two local solvers walk in different orders; both stop within the same bound."""
+    projection = _projection(_corpus(2_000, seed=9))
+    view = projection.view(None)
+    seeds, weights = np.array([3, 77, 1_500]), np.array([1.0, 0.5, 0.25])
+    waves = push_pagerank(view, seeds, weights, 0.5, epsilon=1e-6)
+    compiled = view.pagerank(seeds, weights, 0.5, solver="push", epsilon=1e-6)
+    n = projection.vertex_count
+    assert np.abs(_dense(waves, n) - _dense(compiled, n)).sum() < 0.01
+    top = lambda s: set(s.vertices[np.argsort(-s.scores)[:10]].tolist())  # noqa: E731
+    assert len(top(waves) & top(compiled)) >= 9
+    assert compiled.edges <= 1 / (1e-6 * 0.5)
+
+
+def test_the_compiled_walk_leaves_its_scratch_clean_for_the_next():
+    projection = _projection(_corpus(300, seed=2))
+    view = projection.view(None)
+    first = view.pagerank(np.array([4]), np.array([1.0]), 0.5, solver="push", epsilon=1e-7)
+    view.pagerank(np.array([250, 12]), np.array([1.0, 2.0]), 0.5, solver="push", epsilon=1e-7)
+    again = view.pagerank(np.array([4]), np.array([1.0]), 0.5, solver="push", epsilon=1e-7)
+    assert np.array_equal(first.vertices, again.vertices) and np.array_equal(first.scores, again.scores)
+
+
+def test_a_walk_extended_by_more_seeds_is_the_walk_from_all_of_them():
+    """PPR is linear in its reset: recall's bridge hop adds a walk from its few seeds alone."""
+    from hippo.config import Settings
+    from hippo.memory.spread import Walk
+
+    projection = _projection(_corpus(1_500, seed=4))
+    source = projection.view(None)  # walks read a source's ``pagerank``, which a view serves as it is
+    first, more = (np.array([3, 400, 900]), np.array([1.0, 0.4, 2.0])), (np.array([12, 1_200]), np.array([0.3, 0.1]))
+    for solver, epsilon in (("exact", 1e-6), ("push", 1e-8)):
+        settings = Settings(ppr_solver=solver, ppr_epsilon=epsilon)
+        whole = Walk.of(source, np.concatenate([first[0], more[0]]), np.concatenate([first[1], more[1]]), settings)
+        extended = Walk.of(source, *first, settings).extended(source, *more, settings)
+        n = projection.vertex_count
+        assert extended.mass == pytest.approx(whole.mass)
+        assert np.abs(_dense(whole.ppr, n) - _dense(extended.ppr, n)).sum() < 1e-4

@@ -170,6 +170,18 @@ class SparseScores:
         vertices = np.flatnonzero(scores)
         return cls(vertices=vertices, scores=scores[vertices], edges=0)
 
+    def blended(self, share: float, other: SparseScores, other_share: float) -> SparseScores:
+        """``share`` x this + ``other_share`` x ``other``, over the union of their vertices."""
+        at = np.searchsorted(self.vertices, other.vertices)
+        held = at < len(self.vertices)
+        held[held] = self.vertices[at[held]] == other.vertices[held]
+        # one merge pass of the (usually few) new vertices into the sorted ones, not a sort of both
+        vertices = np.insert(self.vertices, at[~held], other.vertices[~held])
+        scores = np.insert(share * self.scores, at[~held], 0.0)
+        scores[np.searchsorted(vertices, other.vertices)] += other_share * other.scores
+        return SparseScores(vertices=vertices, scores=scores, pushes=self.pushes + other.pushes,
+                            edges=self.edges + other.edges)
+
 
 class Workspace:
     """Dense scratch vectors reused across pushes, so a push never allocates per vertex of the graph.
@@ -178,32 +190,47 @@ class Workspace:
     """
 
     def __init__(self) -> None:
-        self.residual = np.zeros(0)
-        self.estimate = np.zeros(0)
-        self.stamp = np.zeros(0, dtype=np.int64)  # for deduplicating without sorting
-        self.seen = np.zeros(0, dtype=bool)
+        self._arrays: dict[str, np.ndarray] = {}
 
-    def fit(self, n: int) -> None:
-        if len(self.residual) < n:
-            size = max(n, int(len(self.residual) * 1.25))
-            self.residual, self.estimate = np.zeros(size), np.zeros(size)
-            self.stamp, self.seen = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
+    def array(self, name: str, dtype: np.typing.DTypeLike, n: int) -> np.ndarray:
+        """A zeroed scratch array of at least ``n`` entries (kept zeroed by whoever uses it)."""
+        found = self._arrays.get(name)
+        if found is None or len(found) < n:
+            size = max(n, int(len(found) * 1.25) if found is not None else n)
+            found = self._arrays[name] = np.zeros(size, dtype=dtype)
+        return found
 
-    def distinct(self, values: np.ndarray) -> np.ndarray:
+    def distinct(self, values: np.ndarray, stamp: np.ndarray) -> np.ndarray:
         """``values`` without repeats, in O(len) (``np.unique`` sorts)."""
         at = np.arange(len(values))
-        self.stamp[values] = at
-        return values[self.stamp[values] == at]
+        stamp[values] = at
+        return values[stamp[values] == at]
 
 
 _workspaces = threading.local()
 
 
-def _workspace() -> Workspace:
+def this_workspace() -> Workspace:
+    """This thread's scratch vectors."""
     found = getattr(_workspaces, "value", None)
     if found is None:
         found = _workspaces.value = Workspace()
     return found
+
+
+def checked_reset(vertices: np.ndarray, weights: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """A sparse reset as int64 vertices and non-negative float64 weights (NaN and infinities as 0),
+    refused when it has no positive weight or a vertex outside ``0 .. n - 1``."""
+    vertices = np.asarray(vertices, dtype=np.int64)
+    weights = np.nan_to_num(np.asarray(weights, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    weights = np.where(weights > 0, weights, 0.0)
+    if vertices.shape != weights.shape:
+        raise ValueError(f"{len(vertices)} reset vertices but {len(weights)} weights")
+    if weights.sum() <= 0:
+        raise ValueError("reset vector has no positive entry")
+    if len(vertices) and (vertices.min() < 0 or vertices.max() >= n):
+        raise ValueError(f"reset vertex out of range (graph has {n} vertices)")
+    return vertices, weights
 
 
 MAX_WAVES = 10_000  # a safety net: with damping < 1 the residual shrinks every wave
@@ -221,23 +248,15 @@ def push_pagerank(adjacency: Adjacency, vertices: np.ndarray, weights: np.ndarra
     score is then short of the exact one by less than ``epsilon`` times the
     vertex strength, summed over where the leftover mass would flow.
     """
-    vertices = np.asarray(vertices, dtype=np.int64)
-    weights = np.nan_to_num(np.asarray(weights, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0)
-    weights = np.where(weights > 0, weights, 0.0)
-    if vertices.shape != weights.shape:
-        raise ValueError(f"{len(vertices)} reset vertices but {len(weights)} weights")
-    if weights.sum() <= 0:
-        raise ValueError("reset vector has no positive entry")
     n = adjacency.vertex_count
-    if len(vertices) and (vertices.min() < 0 or vertices.max() >= n):
-        raise ValueError(f"reset vertex out of range (graph has {n} vertices)")
+    vertices, weights = checked_reset(vertices, weights, n)
     keep = weights > 0
     restart_at, restart = vertices[keep], weights[keep] / weights.sum()
-    space = workspace or _workspace()
-    space.fit(n)
-    residual, estimate, seen = space.residual, space.estimate, space.seen
+    space = workspace or this_workspace()
+    residual, estimate = space.array("residual", np.float64, n), space.array("estimate", np.float64, n)
+    seen, stamp = space.array("seen", bool, n), space.array("stamp", np.int64, n)
     np.add.at(residual, restart_at, restart)
-    frontier = space.distinct(restart_at)
+    frontier = space.distinct(restart_at, stamp)
     seen[frontier] = True
     touched = [frontier]
     pushes = edges = 0
@@ -260,7 +279,7 @@ def push_pagerank(adjacency: Adjacency, vertices: np.ndarray, weights: np.ndarra
             if stuck > 0:  # no walkable edge: that mass restarts
                 np.add.at(residual, restart_at, damping * stuck * restart)
                 candidates = np.concatenate([candidates, restart_at])
-            candidates = space.distinct(candidates)
+            candidates = space.distinct(candidates, stamp)
             fresh = candidates[~seen[candidates]]
             seen[fresh] = True
             touched.append(fresh)

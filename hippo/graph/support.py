@@ -22,8 +22,7 @@ class _Sparse:
 
     def __init__(self) -> None:
         self.counts: dict[int, int] = {}
-        self._keys: np.ndarray | None = None
-        self._values: np.ndarray | None = None
+        self._pairs: tuple[np.ndarray, np.ndarray] | None = None  # one attribute: readers see both or none
 
     def change(self, vertices: np.ndarray, delta: int) -> None:
         for v in vertices.tolist():
@@ -32,18 +31,24 @@ class _Sparse:
                 self.counts[v] = left
             else:
                 self.counts.pop(v, None)
-        self._keys = None
+        self._pairs = None
+
+    def sorted_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(entity vertices, counts), sorted by vertex."""
+        pairs = self._pairs
+        if pairs is None:
+            keys = np.fromiter(self.counts, dtype=np.int64, count=len(self.counts))
+            values = np.fromiter(self.counts.values(), dtype=np.int64, count=len(self.counts))
+            order = np.argsort(keys)
+            pairs = self._pairs = (keys[order], values[order])
+        return pairs
 
     def take(self, vertices: np.ndarray) -> np.ndarray:
-        if self._keys is None:
-            self._keys = np.fromiter(self.counts, dtype=np.int64, count=len(self.counts))
-            order = np.argsort(self._keys)
-            self._keys = self._keys[order]
-            self._values = np.fromiter(self.counts.values(), dtype=np.int64, count=len(self.counts))[order]
-        if not len(self._keys):
+        keys, values = self.sorted_pairs()
+        if not len(keys):
             return np.zeros(len(vertices), dtype=np.int64)
-        at = np.minimum(np.searchsorted(self._keys, vertices), len(self._keys) - 1)
-        return np.where(self._keys[at] == vertices, self._values[at], 0)
+        at = np.minimum(np.searchsorted(keys, vertices), len(keys) - 1)
+        return np.where(keys[at] == vertices, values[at], 0)
 
 
 class SpaceSupport:
@@ -107,6 +112,21 @@ class SpaceSupport:
                 space = self._spaces[code]
                 found += space.take(vertices) if isinstance(space, _Sparse) else _dense_take(space, vertices)
         return found
+
+    def count_arrays(self, codes: np.ndarray | None) -> tuple[list[np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
+        """What ``counts`` sums, as arrays: (dense counts per vertex, sorted (vertices, counts) pairs)
+        of spaces ``codes`` (None: one dense array over all spaces). For compiled readers."""
+        if codes is None:
+            return [self.total.values], []
+        dense, pairs = [], []
+        for code in codes.tolist():
+            if code < len(self._spaces):
+                space = self._spaces[code]
+                if isinstance(space, _Sparse):
+                    pairs.append(space.sorted_pairs())
+                else:
+                    dense.append(space.values)
+        return dense, pairs
 
     def passage_total(self, codes: np.ndarray | None) -> int:
         values = self.passages.values

@@ -22,7 +22,8 @@ import numpy as np
 from scipy import sparse
 
 from hippo.graph.edges import KIND_NAMES, MENTION, SYNONYM
-from hippo.graph.ppr import Neighbours, SparseScores, Transition, power_pagerank, push_pagerank
+from hippo.graph.ppr import Neighbours, SparseScores, Transition, checked_reset, power_pagerank, this_workspace
+from hippo.graph.push import Visibility, compiled_push
 from hippo.graph.scoring import Readout, passage_mass
 from hippo.store.base import Spaces
 
@@ -195,7 +196,16 @@ class GraphView:
             reset = np.zeros(self.vertex_count)
             np.add.at(reset, np.asarray(vertices, dtype=np.int64), np.maximum(np.asarray(weights, float), 0.0))
             return SparseScores.of_dense(power_pagerank(self.transition, reset, damping))
-        return push_pagerank(self, vertices, weights, damping, epsilon)
+        return compiled_push(self, *checked_reset(vertices, weights, self.vertex_count), damping, epsilon,
+                             this_workspace())
+
+    @property
+    def visibility(self) -> Visibility:
+        """What this reader may walk, as the compiled push reads it (made once per view)."""
+        found = self._cache.get("visibility")
+        if found is None:
+            found = self._cache["visibility"] = Visibility.of(self)
+        return found
 
     @property
     def transition(self) -> Transition:

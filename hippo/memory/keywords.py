@@ -28,6 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hippo.columns import Column
+from hippo.graph.ppr import this_workspace
 from hippo.runs import Run, SortedRuns
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -165,16 +166,24 @@ class KeywordIndex:
             read += stats[len(scanned)][0]
             scanned.append(stats[len(scanned)])
         looked_up = stats[len(scanned):]
-        row_parts, score_parts = [], []
+        # Scores gather in a per-thread dense scratch: a term's rows are distinct, so each part adds
+        # with one fancy-indexed step and no sort (np.unique of every posting cost most of a query).
+        space = this_workspace()
+        total = space.array("bm25.scores", np.float64, len(lengths))
+        seen = space.array("bm25.seen", bool, len(lengths))
+        row_parts = []
         for _, term, idf in scanned:
             for s in spaces:
                 for rows, tfs in s.parts(term):
-                    row_parts.append(rows.astype(np.int64))
-                    score_parts.append(contribution(rows, tfs, idf))
+                    total[rows] += contribution(rows, tfs, idf)
+                    row_parts.append(rows[~seen[rows]])
+                    seen[rows] = True
         if not row_parts:
             return []
-        rows, inverse = np.unique(np.concatenate(row_parts), return_inverse=True)
-        scores = np.bincount(inverse, weights=np.concatenate(score_parts), minlength=len(rows))
+        rows = np.concatenate(row_parts).astype(np.int64)
+        scores = total[rows]
+        total[rows] = 0.0
+        seen[rows] = False
         alive = live(rows)
         rows, scores = rows[alive], scores[alive]
         if looked_up and len(rows):

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from hippo.graph.projection import GraphProjection
 from hippo.graph.view import GraphView
 from hippo.store.base import Store
 
 
+@lru_cache(maxsize=8_192)  # seed names recur across recalls; compiling one costs ~10x a search
 def _pattern(key: str) -> re.Pattern[str]:
     words = key.split()
     return re.compile(r"(?<!\w)" + r"[\W_]+".join(re.escape(w) for w in words) + r"(?!\w)", re.IGNORECASE)

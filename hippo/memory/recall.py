@@ -31,7 +31,7 @@ from hippo.graph.scoring import (
     top_indices,
 )
 from hippo.memory.source import RecallSource
-from hippo.memory.spread import Tail, passage_mass
+from hippo.memory.spread import Tail, Walk, readout
 from hippo.models import Clue, Seed, Strategy
 
 
@@ -156,16 +156,16 @@ class Recaller:
                                         s.title_weight * np.fromiter(titles.values(), dtype=np.float64,
                                                                      count=len(titles))])
         tail = self._tail(source, q, dense, prior_vertices) if s.passage_prior_top and s.prior_tail else None
-        passage_vertices, mass = passage_mass(source, reset_vertices, reset_weights, s, tail)
+        walk = Walk.of(source, reset_vertices, reset_weights, s)
+        passage_vertices, mass = readout(source, walk, s, tail)
         if s.bridge_weight > 0:  # the second hop: restart also at the entities of the best passages
             bridge = bridge_seeds(mass, passage_vertices, source.mentions, source.passage_count,
                                   passages=s.bridge_passages, k=s.bridge_top_k,
                                   relevance=self._fact_relevance(source, q) if s.bridge_source == "facts" else None)
             if bridge:  # the second walk also restarts at the first seeds: it ranks on its own
-                reset_vertices = np.concatenate([reset_vertices, np.fromiter(bridge, dtype=np.int64)])
-                reset_weights = np.concatenate([reset_weights, s.bridge_weight * np.fromiter(bridge.values(),
-                                                                                             dtype=np.float64)])
-                passage_vertices, mass = passage_mass(source, reset_vertices, reset_weights, s, tail)
+                walk = walk.extended(source, np.fromiter(bridge, dtype=np.int64),
+                                     s.bridge_weight * np.fromiter(bridge.values(), dtype=np.float64), s)
+                passage_vertices, mass = readout(source, walk, s, tail)
         timings["ppr"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
@@ -215,13 +215,21 @@ class Recaller:
         s = self.settings
         weight = s.passage_weight * (1.0 - s.keyword_prior_share)
 
+        known = {"vertices": np.zeros(0, dtype=np.int64), "values": np.zeros(0)}  # sorted: the walks overlap
+
         def tail(vertices: np.ndarray) -> np.ndarray:
-            out = np.zeros(len(vertices))
-            at = np.flatnonzero(source.visible_passage[vertices] & ~np.isin(vertices, prior_vertices))
-            if len(at):
-                cosines = source.passage_cosines(q, vertices[at])
-                out[at] = weight * np.clip(np.nan_to_num(dense.scaled(cosines), neginf=0.0), 0.0, None)
-            return out
+            done, values = known["vertices"], known["values"]
+            fresh = vertices[~np.isin(vertices, done, assume_unique=True)]
+            if len(fresh):
+                out = np.zeros(len(fresh))
+                at = np.flatnonzero(source.visible_passage[fresh] & ~np.isin(fresh, prior_vertices))
+                if len(at):
+                    cosines = source.passage_cosines(q, fresh[at])
+                    out[at] = weight * np.clip(np.nan_to_num(dense.scaled(cosines), neginf=0.0), 0.0, None)
+                order = np.argsort(np.concatenate([done, fresh]), kind="stable")
+                done = known["vertices"] = np.concatenate([done, fresh])[order]
+                values = known["values"] = np.concatenate([values, out])[order]
+            return values[np.searchsorted(done, vertices)]
         return tail
 
     def _recognise(self, query: str, source: RecallSource, kept: list[int],

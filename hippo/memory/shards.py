@@ -288,5 +288,7 @@ class HnswShard:
     def top_and_lowest(self, query: np.ndarray, k: int, gather: Gather) -> tuple[np.ndarray, np.ndarray, float]:
         """The k best of one query, and the lowest score held (the best for ``-query``)."""
         (scores, labels), = self.search(query[None, :], k, gather)
-        (worst, _), = self.search(-query[None, :], 1, gather)
+        # The floor only scales scores (min-max): a short walk finds it within ~0.01 (measured on 2Wiki's
+        # 65k facts: mean gap 0.008 at ef 40, 0.2 ms, against 0.001 at the calibrated ef, 0.6 ms).
+        (worst, _), = self.search(-query[None, :], 1, gather, ef=self.settings.min_rerank)
         return scores, labels, -float(worst[0]) if len(worst) else np.inf

@@ -4,11 +4,18 @@ Recall chooses its seeds from a query, a caller steering the graph names them;
 from there the path is the same: Personalized PageRank from the sparse reset
 over the reader's edges (``RecallSource.pagerank``), then the visible passages
 it reached, scored by the read-out the settings name.
+
+PPR is linear in its reset vector, so a walk from more seeds (recall's bridge
+hop adds the entities of the first walk's best passages) is the first walk
+plus a walk from the new seeds alone, each weighed by its share of the reset
+(``Walk.extended``): the second walk costs what its few seeds cost, not the
+whole reset again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,24 +28,60 @@ Tail = Callable[[np.ndarray], np.ndarray]
 """Per node, the reset weight a prior would have given it and the sparse reset left out."""
 
 
+@dataclass(frozen=True)
+class Walk:
+    """A PPR vector and the reset mass it is normalized by (the sum of the positive weights)."""
+
+    ppr: SparseScores
+    mass: float
+
+    @classmethod
+    def of(cls, source: RecallSource, nodes: np.ndarray, weights: np.ndarray, settings: Settings,
+           accuracy: float = 1.0) -> Walk:
+        """PPR from the reset (``weights`` at ``nodes``). ``accuracy``: this walk's share of a larger
+        reset it will be added into; the push's threshold grows by its inverse, so every walk of
+        a sum is accurate to the same absolute ``ppr_epsilon``."""
+        s = settings
+        weights = np.asarray(weights, dtype=np.float64)
+        ppr = source.pagerank(np.asarray(nodes, dtype=np.int64), weights, s.damping, solver=s.ppr_solver,
+                              epsilon=min(s.ppr_epsilon / accuracy, 0.5), exact_max_edges=s.ppr_exact_max_edges)
+        return cls(ppr=ppr, mass=float(np.maximum(np.nan_to_num(weights), 0.0).sum()))
+
+    def extended(self, source: RecallSource, nodes: np.ndarray, weights: np.ndarray, settings: Settings) -> Walk:
+        """The walk from this reset plus ``weights`` at ``nodes``, by linearity."""
+        more = float(np.maximum(np.nan_to_num(np.asarray(weights, dtype=np.float64)), 0.0).sum())
+        if more <= 0:
+            return self
+        total = self.mass + more
+        added = Walk.of(source, nodes, weights, settings, accuracy=more / total)
+        return Walk(ppr=self.ppr.blended(self.mass / total, added.ppr, more / total), mass=total)
+
+    def with_tail(self, tail: Tail | None, settings: Settings) -> SparseScores:
+        """The scores plus the prior the sparse reset left out (``tail``): PPR restarts (1 - damping)
+        of the reset at each node, so that is its direct term."""
+        if tail is None:
+            return self.ppr
+        direct = (1.0 - settings.damping) * tail(self.ppr.vertices) / self.mass
+        return SparseScores(vertices=self.ppr.vertices, scores=self.ppr.scores + direct, pushes=self.ppr.pushes,
+                            edges=self.ppr.edges)
+
+
 def spread(source: RecallSource, nodes: np.ndarray, weights: np.ndarray, settings: Settings,
            tail: Tail | None = None) -> SparseScores:
-    """PPR mass from the reset (``weights`` at ``nodes``). ``tail``: the prior the reset left
-    out; PPR restarts (1 - damping) of the reset at each node, so that is its direct term."""
-    s = settings
-    ppr = source.pagerank(np.asarray(nodes, dtype=np.int64), np.asarray(weights, dtype=np.float64), s.damping,
-                          solver=s.ppr_solver, epsilon=s.ppr_epsilon, exact_max_edges=s.ppr_exact_max_edges)
-    if tail is not None:
-        direct = (1.0 - s.damping) * tail(ppr.vertices) / float(np.maximum(weights, 0.0).sum())
-        ppr = SparseScores(vertices=ppr.vertices, scores=ppr.scores + direct, pushes=ppr.pushes, edges=ppr.edges)
-    return ppr
+    """PPR mass from the reset (``weights`` at ``nodes``), with the ``tail`` the reset left out."""
+    return Walk.of(source, nodes, weights, settings).with_tail(tail, settings)
+
+
+def readout(source: RecallSource, walk: Walk, settings: Settings,
+            tail: Tail | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(the visible passages the walk reached, one score each)."""
+    return source.passage_readout(walk.with_tail(tail, settings), settings.passage_readout, settings.readout_blend)
 
 
 def passage_mass(source: RecallSource, nodes: np.ndarray, weights: np.ndarray, settings: Settings,
                  tail: Tail | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(the visible passages the walk reached, one score each)."""
-    return source.passage_readout(spread(source, nodes, weights, settings, tail), settings.passage_readout,
-                                  settings.readout_blend)
+    """(the visible passages a walk from this reset reached, one score each)."""
+    return readout(source, Walk.of(source, nodes, weights, settings), settings, tail)
 
 
 def ranking(source: RecallSource, passages: np.ndarray, mass: np.ndarray, k: int, *,
