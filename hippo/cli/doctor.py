@@ -20,8 +20,8 @@ from pydantic import BaseModel, ValidationError
 from hippo.config import Settings
 
 Status = Literal["ok", "warn", "fail"]
-_PACKAGES = ("hippo", "numpy", "torch", "sentence-transformers", "spacy", "igraph", "neo4j", "openai", "markitdown",
-             "onnxruntime")
+_PACKAGES = ("hippo", "numpy", "numba", "torch", "sentence-transformers", "spacy", "igraph", "neo4j", "openai",
+             "markitdown", "onnxruntime")
 _BACKENDS = ("onnx-int8", "onnx", "torch")
 
 

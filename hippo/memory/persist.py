@@ -50,7 +50,7 @@ from hippo.memory.keywords import KeywordIndex
 from hippo.memory.shards import FlatShard, HnswShard
 from hippo.memory.state import DerivedState, ann_settings
 from hippo.memory.titles import TitleIndex
-from hippo.memory.vectors import VectorIndex, VectorStore
+from hippo.memory.vectors import VectorIndex, VectorStore, mapped_rows
 from hippo.store.base import Store
 
 log = logging.getLogger("hippo.persist")
@@ -220,9 +220,8 @@ class DerivedCache:
             saved = manifest["vectors"][kind]
             index = VectorIndex(dim, ann)
             if saved["rows"]:
-                mapped = np.memmap(self.directory / saved["file"], dtype=saved["dtype"], mode="r",
-                                   shape=(saved["rows"], dim))
-                index.store = VectorStore(dim, mapped)
+                index.store = VectorStore(dim, mapped_rows(self.directory / saved["file"], saved["dtype"],
+                                                       (saved["rows"], dim)))
             own = arrays(f"vectors-{kind}")
             index.keys = Column(np.uint64, own["keys"])
             index.label_of = Column(np.int64, own["label_of"])
@@ -357,8 +356,8 @@ class DerivedCache:
             for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
                 entry = vectors[kind]
                 if entry["rows"]:
-                    index.store.attach(np.memmap(self.directory / entry["file"], dtype=entry["dtype"], mode="r",
-                                                 shape=(entry["rows"], index.dim)))
+                    index.store.attach(mapped_rows(self.directory / entry["file"], entry["dtype"],
+                                               (entry["rows"], index.dim)))
         self._sweep(keep={gen_name, manifest["journal"], *(v["file"] for v in vectors.values())})
 
     def _save_vectors(self, kind: str, store: VectorStore, old: dict | None, files: dict, number: int) -> dict:

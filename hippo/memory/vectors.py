@@ -15,7 +15,9 @@ fact rows for facts).
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 
@@ -26,12 +28,26 @@ HALF_FROM = 262_144  # rows after which a kind's vectors are kept as float16
 Results = list[tuple[np.ndarray, np.ndarray]]  # per query: (scores, labels), best first
 
 
+def mapped_rows(path: Path, dtype: str, shape: tuple[int, int]) -> np.ndarray:
+    """Rows of a saved vector file, memory-mapped read-only for random access: searches read a few
+    scattered rows, and the kernel's read-ahead (8 MB a fault on this machine's disk) made 160
+    random rows of a cold 1M-row file take 2.9 s instead of 27 ms."""
+    with path.open("rb") as f:
+        size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        if not size:
+            return np.zeros(shape, dtype=dtype)
+        mapping = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ)
+    if hasattr(mmap, "MADV_RANDOM"):  # Linux and most Unixes
+        mapping.madvise(mmap.MADV_RANDOM)
+    return np.frombuffer(mapping, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+
+
 class VectorStore:
     """Vectors by slot: an optional read-only saved part, then rows added since, in RAM."""
 
     def __init__(self, dim: int, saved: np.ndarray | None = None) -> None:
         self.dim = dim
-        # A plain view of a memmap: indexing a np.memmap wraps every result in another memmap.
+        # A plain view of a mapping (``mapped_rows``): indexing a np.memmap wraps every result in another.
         self.saved = np.asarray(saved) if saved is not None else np.zeros((0, dim), dtype=np.float32)
         self.dtype = self.saved.dtype if len(self.saved) else np.dtype(np.float32)
         self._tail = np.zeros((0, dim), dtype=self.dtype)
