@@ -89,6 +89,25 @@ def test_an_hnsw_state_round_trips_exactly(tmp_path):
     reopened.close()
 
 
+def test_a_mapped_graph_takes_writes_as_the_live_one_did(tmp_path):
+    """Reopened HNSW shards are mapped from their files (opening reads nothing of them, and their pages
+    are not the process's own memory); the first write copies a shard before adding to it, and the
+    store answers exactly as one that stayed open through the same writes."""
+    stayed, reopened = _open(tmp_path / "a.db", **HNSW), _open(tmp_path / "b.db", **HNSW)
+    for memory in (stayed, reopened):
+        memory.index(CORPUS.documents(0, 120))
+    reopened.close()
+    reopened = _open(tmp_path / "b.db", **HNSW)
+    shards = [*reopened.engine.state.facts.shards.values(), *reopened.engine.state.entities.shards.values()]
+    assert shards and all(shard.mapped for shard in shards if shard.kind == "hnsw")
+    for memory in (stayed, reopened):
+        memory.index(CORPUS.documents(120, 160))
+    assert not any(getattr(shard, "mapped", False) for shard in reopened.engine.state.facts.shards.values())
+    assert _outputs(reopened) == _outputs(stayed)
+    stayed.close()
+    reopened.close()
+
+
 def test_writes_after_opening_go_to_the_journal_and_replay(built, tmp_path):
     path, _ = built
     copy = tmp_path / "s.db"

@@ -232,9 +232,9 @@ class DerivedCache:
                 if kind_of_shard == "flat":
                     index.shards[int(code)] = FlatShard.from_arrays(dim, arrays(f"shard-{kind}-{code}"))
                 else:
-                    graph = faiss.read_index(str(gen / f"shard-{kind}-{code}.faiss"))
                     dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
-                    index.shards[int(code)] = HnswShard(graph, ann, *saved["ef"][code], dead=dead)
+                    index.shards[int(code)] = HnswShard.mapped_from(str(gen / f"shard-{kind}-{code}.faiss"), ann,
+                                                                    *saved["ef"][code], dead=dead)
             indexes[kind] = index
         return DerivedState(revision=manifest["revision"], projection=projection, passages=indexes["passage"],
                              entities=indexes["entity"], facts=indexes["fact"], keywords=keywords, titles=titles,

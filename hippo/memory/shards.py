@@ -172,8 +172,9 @@ class HnswShard:
     kind = "hnsw"
 
     def __init__(self, index: faiss.IndexIDMap, settings: AnnSettings, ef: int, near_ef: int,
-                 dead: np.ndarray | None = None) -> None:
+                 dead: np.ndarray | None = None, mapped: bool = False) -> None:
         self.index = index
+        self.mapped = mapped  # read from a saved file by mapping it: read-only until ``add`` copies it
         self.settings = settings
         self.ef, self.near_ef = ef, near_ef
         self._held = Column(bool)  # by label
@@ -247,10 +248,20 @@ class HnswShard:
     def needs_rebuild(self) -> bool:
         return self._dead_count > self.settings.rebuild_dead * self.index.ntotal
 
+    @classmethod
+    def mapped_from(cls, path: str, settings: AnnSettings, ef: int, near_ef: int,
+                    dead: np.ndarray | None = None) -> HnswShard:
+        """A saved graph, memory-mapped: its codes and links stay in the file's pages (clean page cache
+        the kernel may drop), not in the process's own memory, and opening reads nothing of it."""
+        return cls(faiss.read_index(path, faiss.IO_FLAG_MMAP_IFC), settings, ef, near_ef, dead=dead, mapped=True)
+
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         labels = np.asarray(labels, dtype=np.int64)
         if not len(labels):
             return
+        if self.mapped:  # faiss cannot grow a mapped graph (it aborts the process): an owned copy first
+            self.index = faiss.deserialize_index(faiss.serialize_index(self.index))
+            self.mapped = False
         top = int(labels.max()) + 1
         self._held.extend_to(top)
         self._dead.extend_to(top)
