@@ -172,18 +172,20 @@ class KeywordIndex:
         total = space.array("bm25.scores", np.float64, len(lengths))
         seen = space.array("bm25.seen", bool, len(lengths))
         row_parts = []
-        for _, term, idf in scanned:
-            for s in spaces:
-                for rows, tfs in s.parts(term):
-                    total[rows] += contribution(rows, tfs, idf)
-                    row_parts.append(rows[~seen[rows]])
-                    seen[rows] = True
-        if not row_parts:
+        try:
+            for _, term, idf in scanned:
+                for s in spaces:
+                    for rows, tfs in s.parts(term):
+                        total[rows] += contribution(rows, tfs, idf)
+                        row_parts.append(rows[~seen[rows]])
+                        seen[rows] = True
+        finally:  # the scratch goes back clean, whatever happened
+            rows = np.concatenate(row_parts).astype(np.int64) if row_parts else np.zeros(0, dtype=np.int64)
+            scores = total[rows]
+            total[rows] = 0.0
+            seen[rows] = False
+        if not len(rows):
             return []
-        rows = np.concatenate(row_parts).astype(np.int64)
-        scores = total[rows]
-        total[rows] = 0.0
-        seen[rows] = False
         alive = live(rows)
         rows, scores = rows[alive], scores[alive]
         if looked_up and len(rows):
