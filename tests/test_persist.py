@@ -173,6 +173,29 @@ def test_a_corrupt_saved_state_is_detected_and_rebuilt(built, tmp_path, damage):
     again.close()
 
 
+def test_an_unchanged_file_is_not_read_again_and_a_changed_one_is(built, tmp_path, monkeypatch):
+    """The checksums of files unchanged since their last check (size, time, inode) are not read again
+    on open; a file written since is read whole, and damage is found as before."""
+    import hippo.memory.checks as checks
+
+    path, before = built
+    copy = tmp_path / "s.db"
+    _copy_store(path, copy)
+    _open(copy).close()  # a copy is read whole once, and stamped
+    read = []
+    real = checks.crc32
+    monkeypatch.setattr(checks, "crc32", lambda p, size=None: read.append(p.name) or real(p, size))
+    memory = _open(copy)
+    assert memory.engine.cache.outcome == "loaded" and read == []
+    memory.close()
+    _flip_byte(next((copy.with_name("s.db.hippo") / _gen(copy.with_name("s.db.hippo"))).glob("graph.run_targets.npy")))
+    memory = _open(copy)
+    # the one file read to check it is the damaged one (the rebuild then writes and sums new files)
+    assert read[0] == "graph.run_targets.npy" and memory.engine.cache.outcome.startswith("corrupt")
+    assert _outputs(memory) == before
+    memory.close()
+
+
 def test_a_stale_or_foreign_saved_state_is_never_used(built, tmp_path):
     path, _ = built
     copy = tmp_path / "s.db"

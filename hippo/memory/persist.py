@@ -45,6 +45,7 @@ import numpy as np
 from hippo.columns import Column
 from hippo.config import Settings
 from hippo.graph.projection import GraphProjection
+from hippo.memory.checks import Checks, Corrupt
 from hippo.memory.delta import KINDS, Delta
 from hippo.memory.keywords import KeywordIndex
 from hippo.memory.shards import FlatShard, HnswShard
@@ -57,25 +58,11 @@ log = logging.getLogger("hippo.persist")
 FORMAT = 3  # 3: passage titles (issue 14's title seeds)
 RECORD = struct.Struct("<4sQI")  # magic, payload length, CRC-32 of the payload
 MAGIC = b"HJR1"
-CHUNK = 1 << 24
 COMPACT_RATIO = 0.25  # a journal larger than this share of the snapshot is folded into a new one
 COMPACT_MIN = 64 << 20
 CLOSE_RATIO = 0.02  # closing folds a journal larger than this share
 
 Exclusive = Callable[[], AbstractContextManager]
-
-
-class Corrupt(Exception):
-    """A saved file does not match its manifest."""
-
-
-def _crc(path: Path, size: int | None = None) -> int:
-    """CRC-32 of the first ``size`` bytes of a file (all of it by default)."""
-    crc, left = 0, path.stat().st_size if size is None else size
-    with path.open("rb") as f:
-        while left > 0 and (block := f.read(min(CHUNK, left))):
-            crc, left = zlib.crc32(block, crc), left - len(block)
-    return crc
 
 
 def _fsync_dir(path: Path) -> None:
@@ -194,14 +181,13 @@ class DerivedCache:
         return state
 
     def _verify(self, manifest: dict) -> None:
+        """Every file against its size and CRC-32 (read again only when it changed: ``checks``)."""
+        checks = Checks(self.directory)
         for name, entry in manifest["files"].items():
-            path = self.directory / name
-            if not path.exists():
-                raise Corrupt(f"{name} is missing")
-            if path.stat().st_size < entry["bytes"]:
-                raise Corrupt(f"{name} is shorter than saved")
-            if _crc(path, entry["bytes"]) != entry["crc"]:
-                raise Corrupt(f"{name} fails its checksum")
+            checks.verify(name, self.directory / name, entry)
+        if self.owner:
+            checks.keep_only(set(manifest["files"]))
+            checks.save()
 
     def _restore(self, manifest: dict, settings: Settings, dim: int) -> DerivedState:
         gen = self.directory / manifest["generation"]
@@ -305,11 +291,12 @@ class DerivedCache:
         gen = self.directory / gen_name
         gen.mkdir()
         files: dict[str, dict] = {}
+        checks = Checks(self.directory)
 
         def put(name: str, values: np.ndarray) -> None:
             path = gen / f"{name}.npy"
             np.save(path, np.ascontiguousarray(values), allow_pickle=False)
-            files[f"{gen_name}/{path.name}"] = {"bytes": path.stat().st_size, "crc": _crc(path)}
+            files[f"{gen_name}/{path.name}"] = checks.written(f"{gen_name}/{path.name}", path)
 
         for prefix, part in (("graph", state.projection), ("keywords", state.keywords), ("titles", state.titles)):
             for name, values in part.arrays().items():
@@ -322,6 +309,8 @@ class DerivedCache:
             put(f"vectors-{kind}.keys", index.keys.values)
             put(f"vectors-{kind}.label_of", index.label_of.values)
             entry = self._save_vectors(kind, index.store, old, files, number)
+            if entry["file"] in files:
+                checks.written(entry["file"], self.directory / entry["file"], files[entry["file"]])
             entry["shards"], entry["ef"] = {}, {}
             for code, shard in index.shards.items():
                 entry["shards"][str(code)] = shard.kind
@@ -331,7 +320,7 @@ class DerivedCache:
                 else:
                     path = gen / f"shard-{kind}-{code}.faiss"
                     faiss.write_index(shard.index, str(path))
-                    files[f"{gen_name}/{path.name}"] = {"bytes": path.stat().st_size, "crc": _crc(path)}
+                    files[f"{gen_name}/{path.name}"] = checks.written(f"{gen_name}/{path.name}", path)
                     put(f"shard-{kind}-{code}.dead", shard.dead_labels())
                     entry["ef"][str(code)] = [shard.ef, shard.near_ef]
             vectors[kind] = entry
@@ -351,6 +340,8 @@ class DerivedCache:
             os.fsync(f.fileno())
         os.replace(temporary, self.directory / "MANIFEST.json")
         _fsync_dir(self.directory)
+        checks.keep_only(set(files))
+        checks.save()
         self._manifest, self._journal_bytes = manifest, 0
         with exclusive():
             for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
