@@ -64,7 +64,8 @@ class StoreReads:
         cache = None
         if s.neo4j_read_cache:
             with self._lock:
-                cache = self._caches.pop(spaces, None) or ReaderCache(s.neo4j_read_cache, revision)
+                cache = self._caches.pop(spaces, None) or ReaderCache(s.neo4j_read_cache, revision,
+                                                                         s.neo4j_read_nodes)
                 cache = self._caches[spaces] = cache.fresh(revision)
                 while len(self._caches) > CACHES:
                     self._caches.popitem(last=False)

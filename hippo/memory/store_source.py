@@ -54,11 +54,11 @@ class StoreSource:
                  capacity: int, cache: ReaderCache | None = None, exact_max: int = 0,
                  relation_weight: float = 1.0, mention_weight: float = 1.0) -> None:
         self.reader, self.store, self.spaces, self.statistics = reader, store, spaces, statistics
-        self.table = NodeTable(capacity)
+        self.table = NodeTable(capacity, cache.names if cache is not None else None)
         self.cache, self.exact_max = cache, exact_max
         self.relation_weight, self.mention_weight = relation_weight, mention_weight
         self._edges: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # targets, weights, kinds
-        self._strength: dict[int, float] = {}
+        self._strength = np.ones(0)  # by handle: the sum of its visible edges once fetched, else 1
         self._want_counts: set[int] = set()
         self._cosines: dict[bytes, dict[int, float]] = {}
         self.fact_rows: list[tuple[str, int, int, str, str]] = []  # id, subject, object, passage id, hash
@@ -89,7 +89,7 @@ class StoreSource:
         found: dict[str, int] = {}
         ask = []
         for rid in ids:
-            h = self.table.index.get(rid)
+            h = self.table.find(rid)
             if h is not None and (self.table.passage[h] or self.table.count.get(h, 0) > 0):
                 found[rid] = h
             else:
@@ -102,8 +102,8 @@ class StoreSource:
         return {rid: found[rid] for rid in ids if rid in found}
 
     def record_ids(self, handles: list[int]) -> list[str]:
-        ids = self.table.ids
-        return [ids[h] for h in handles]
+        names, named = self.table.names.ids, self.table.named
+        return [names[n] for n in named[np.asarray(handles, dtype=np.int64)].tolist()]
 
     def _counts(self, nodes: np.ndarray) -> np.ndarray:
         count, passage = self.table.count, self.table.passage
@@ -121,21 +121,33 @@ class StoreSource:
         missing = [h for h in dict.fromkeys(nodes.tolist()) if h not in self._edges]
         if not missing:
             return
-        ids = self.table.ids
+        t = self.table
+        named = t.named[missing].tolist()
         cached = self.cache.edges if self.cache is not None else {}
-        ask = [h for h in missing if ids[h] not in cached]
-        found = self.reader.neighbours([ids[h] for h in ask if self.table.passage[h]],
-                                       [ids[h] for h in ask if not self.table.passage[h]]) if ask else {}
-        empty = Edges([], [], [], [])
-        fresh = {ids[h]: self._arrays(found.get(ids[h], empty)) for h in ask}
-        if self.cache is not None and len(cached) + len(fresh) <= self.cache.capacity:
-            cached.update(fresh)
-        for h in missing:
-            rid = ids[h]
-            self._add_edges(h, fresh[rid] if rid in fresh else cached[rid])
+        fresh: dict[int, Adjacent] = {}
+        ask = [i for i, n in enumerate(named) if n not in cached]
+        if ask:
+            ids, passage = t.names.ids, t.passage
+            found = self.reader.neighbours([ids[named[i]] for i in ask if passage[missing[i]]],
+                                           [ids[named[i]] for i in ask if not passage[missing[i]]])
+            empty = Edges([], [], [], [])
+            fresh = {named[i]: self._arrays(found.get(ids[named[i]], empty)) for i in ask}
+            if self.cache is not None and len(cached) + len(fresh) <= self.cache.capacity:
+                cached.update(fresh)
+        adjacent = [fresh[n] if n in fresh else cached[n] for n in named]
+        # one lookup for every target of the wave; handles are still numbered in the order met
+        targets = t.of_names(np.concatenate([a.targets for a in adjacent]))
+        ends = np.cumsum([len(a.targets) for a in adjacent]).tolist()
+        for h, a, start, end in zip(missing, adjacent, [0, *ends[:-1]], ends, strict=True):
+            self._edges[h] = (targets[start:end], a.weights, a.kinds)
+            if not t.passage[h]:
+                t.count[h] = a.passages
+        if len(self._strength) < t.size:
+            self._strength = np.concatenate([self._strength, np.ones(max(t.size, 1024))])
+        self._strength[missing] = [a.strength for a in adjacent]
 
     def _arrays(self, edges: Edges) -> Adjacent:
-        """One node's edges as the arrays a walk reads (targets still as ids)."""
+        """One node's edges as the arrays a walk reads (targets as the reader's ``Names``)."""
         mentions, relations, synonyms = len(edges.entities) + len(edges.passages), len(edges.relations), \
             len(edges.synonyms)
         targets = [*edges.entities, *edges.passages, *edges.relations, *(o for o, _ in edges.synonyms)]
@@ -145,18 +157,8 @@ class StoreSource:
                                   np.array([w for _, w in edges.synonyms], dtype=np.float64)])
         weights[mentions : mentions + relations] = self.relation_weight
         kinds = np.repeat(np.array([MENTION, RELATION, SYNONYM], dtype=np.int8), [mentions, relations, synonyms])
-        return Adjacent(targets, passage, weights, kinds, len(edges.passages))
-
-    def _add_edges(self, h: int, edges: Adjacent) -> None:
-        t = self.table
-        index = t.index
-        targets = [index.get(rid, -1) for rid in edges.targets]
-        for i in [i for i, found in enumerate(targets) if found < 0]:
-            targets[i] = t.handle(edges.targets[i], bool(edges.passage[i]))
-        self._edges[h] = (np.array(targets, dtype=np.int64), edges.weights, edges.kinds)
-        self._strength[h] = float(edges.weights.sum())
-        if not t.passage[h]:
-            t.count[h] = edges.passages
+        return Adjacent(self.table.names.of(targets, passage), weights, kinds, float(weights.sum()),
+                        len(edges.passages))
 
     def mentions(self, passage: int) -> np.ndarray:
         if not self.table.passage[passage]:
@@ -191,8 +193,9 @@ class StoreSource:
         return self.table.capacity
 
     def strength(self, vertices: np.ndarray) -> np.ndarray:
-        known = self._strength
-        return np.array([known.get(v, 1.0) for v in np.asarray(vertices).tolist()], dtype=np.float64)
+        vertices = np.asarray(vertices, dtype=np.int64)
+        known = vertices < len(self._strength)
+        return np.where(known, self._strength[np.where(known, vertices, 0)] if len(self._strength) else 1.0, 1.0)
 
     def pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float, *, solver: Solver,
                  epsilon: float, exact_max_edges: int) -> SparseScores:
@@ -240,7 +243,7 @@ class StoreSource:
         strength = np.zeros(m)
         read = np.unique(incidence.indices)
         self._fetch(reached[read])
-        strength[read] = [self._strength[h] for h in reached[read].tolist()]
+        strength[read] = self._strength[reached[read]]
         return reached[passages], passage_mass(scores.scores, passages, incidence, readout, blend, strength=strength)
 
     # -- vectors -------------------------------------------------------------------------

@@ -1,0 +1,47 @@
+"""What store-side recalls keep between queries (``hippo.memory.store_cache``), without a database."""
+
+import numpy as np
+import pytest
+
+from hippo.errors import StoreError
+from hippo.memory.store_cache import Names, NodeTable, ReaderCache
+
+
+def test_names_intern_each_id_once_and_remember_which_are_passages():
+    names = Names()
+    first = names.of(["p1", "e1", "p1", "e2"], np.array([True, False, True, False]))
+    assert first.tolist() == [0, 1, 0, 2]
+    assert names.of(["e2", "e3"], False).tolist() == [2, 3]
+    assert names.passage[:4].tolist() == [True, False, False, False]
+    assert len(names) == 4 and names.ids == ["p1", "e1", "e2", "e3"]
+
+
+def test_a_recall_numbers_handles_in_the_order_it_meets_records_whatever_earlier_recalls_met():
+    """Handles break ties in a walk: a recall over a reader's shared names numbers them as one
+    over fresh names would, so what earlier recalls read changes no answer."""
+    shared = Names()
+    NodeTable(100, shared).handles(["z", "y", "x", "w"], False)  # an earlier recall, other records first
+    fresh, reused = NodeTable(100), NodeTable(100, shared)
+    for table in (fresh, reused):
+        assert table.handles(["a", "x", "b"], False).tolist() == [0, 1, 2]
+        targets = table.names.of(["b", "w", "c", "w", "a"], np.array([False, False, True, False, False]))
+        assert table.of_names(targets).tolist() == [2, 3, 4, 3, 0]
+        assert table.passage[:5].tolist() == [False, False, False, False, True]
+        assert table.find("w") == 3 and table.find("nowhere") is None
+        assert [table.ids[h] for h in range(5)] == ["a", "x", "b", "w", "c"]
+    assert NodeTable(100, shared).find("z") is None  # a new recall has met nothing yet
+
+
+def test_a_recall_touching_more_nodes_than_its_bound_is_a_store_error_naming_the_setting():
+    table = NodeTable(1024)
+    table.handles([f"e{i}" for i in range(1024)], False)
+    with pytest.raises(StoreError, match="neo4j_read_nodes"):
+        table.handle("one-more", False)
+
+
+def test_a_reader_cache_starts_over_when_the_revision_moves_or_it_is_full():
+    cache = ReaderCache(capacity=2, revision=7, names_capacity=3)
+    assert cache.fresh(7) is cache
+    assert cache.fresh(8) is not cache and cache.fresh(8).revision == 8
+    cache.names.of(["a", "b", "c"], False)
+    assert cache.fresh(7) is not cache and len(cache.fresh(7).names) == 0
