@@ -198,3 +198,50 @@ def test_a_walk_extended_by_more_seeds_is_the_walk_from_all_of_them():
         n = projection.vertex_count
         assert extended.mass == pytest.approx(whole.mass)
         assert np.abs(_dense(whole.ppr, n) - _dense(extended.ppr, n)).sum() < 1e-4
+
+
+class _ViewSource:
+    """The parts of a ``RecallSource`` a read-out uses, over a projection's view."""
+
+    def __init__(self, view) -> None:
+        self.view = view
+
+    @property
+    def visible_passage(self):
+        return self.view.visible_passage
+
+    def pagerank(self, *args, **kwargs):
+        return self.view.pagerank(*args, **kwargs)
+
+    def passage_readout(self, scores, readout, blend):
+        return self.view.passage_scores(scores, readout, blend)
+
+
+@pytest.mark.parametrize("at_bound", [False, True])
+def test_a_readout_of_the_best_few_asks_the_tail_only_of_passages_it_could_lift(at_bound):
+    """``readout(top=k)``: the k best passages and their scores are those of the full read-out,
+    and the tail is asked of fewer passages (a store-side reader pays a read for each)."""
+    from hippo.config import Settings
+    from hippo.memory.spread import Tail, Walk, readout
+
+    projection = _projection(_corpus(1_500, seed=6))
+    source = _ViewSource(projection.view(None))
+    settings = Settings(ppr_solver="push", ppr_epsilon=1e-8)
+    walk = Walk.of(source, np.array([3, 400, 900, 1_100]), np.array([1.0, 0.4, 2.0, 0.7]), settings)
+    rng = np.random.default_rng(0)
+    bound = 0.002  # small beside the seeds' mass, as in recall (where it is the M-th dense passage's prior)
+    prior = bound * (np.ones(projection.vertex_count) if at_bound else rng.uniform(0, 1, projection.vertex_count))
+    asked: list[int] = []
+
+    def weights(vertices: np.ndarray) -> np.ndarray:
+        asked.extend(vertices.tolist())
+        return np.where(source.visible_passage[vertices], prior[vertices], 0.0)
+
+    tail = Tail(weights, bound=bound)
+    everything, full = readout(source, walk, settings, tail)
+    everyone = len(asked)
+    asked.clear()
+    few, pruned = readout(source, walk, settings, tail, top=20)
+    best = lambda vertices, mass: [(int(vertices[i]), float(mass[i])) for i in np.argsort(-mass, kind="stable")[:20]]  # noqa: E731
+    assert best(few, pruned) == best(everything, full)
+    assert 20 <= len(asked) < everyone / 2

@@ -157,7 +157,7 @@ class Recaller:
                                                                      count=len(titles))])
         tail = self._tail(source, q, dense, prior_vertices) if s.passage_prior_top and s.prior_tail else None
         walk = Walk.of(source, reset_vertices, reset_weights, s)
-        passage_vertices, mass = readout(source, walk, s, tail)
+        passage_vertices, mass = readout(source, walk, s, tail, top=ranking_k)
         if s.bridge_weight > 0:  # the second hop: restart also at the entities of the best passages
             bridge = bridge_seeds(mass, passage_vertices, source.mentions, source.passage_count,
                                   passages=s.bridge_passages, k=s.bridge_top_k,
@@ -165,7 +165,7 @@ class Recaller:
             if bridge:  # the second walk also restarts at the first seeds: it ranks on its own
                 walk = walk.extended(source, np.fromiter(bridge, dtype=np.int64),
                                      s.bridge_weight * np.fromiter(bridge.values(), dtype=np.float64), s)
-                passage_vertices, mass = readout(source, walk, s, tail)
+                passage_vertices, mass = readout(source, walk, s, tail, top=ranking_k)
         timings["ppr"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
@@ -216,6 +216,10 @@ class Recaller:
         weight = s.passage_weight * (1.0 - s.keyword_prior_share)
 
         known = {"vertices": np.zeros(0, dtype=np.int64), "values": np.zeros(0)}  # sorted: the walks overlap
+        # a passage outside the dense top M scores no higher than the M-th (up to float32 rounding
+        # between two ways of scoring it): its tail is capped there, also when an approximate search
+        # missed one above, which bounds the tail for ``readout``
+        cap = float(np.clip(dense.scaled(dense.scores[-1:] + 1e-5), 0.0, 1.0)[0]) if len(dense.scores) else 1.0
 
         def tail(vertices: np.ndarray) -> np.ndarray:
             done, values = known["vertices"], known["values"]
@@ -225,12 +229,12 @@ class Recaller:
                 at = np.flatnonzero(source.visible_passage[fresh] & ~np.isin(fresh, prior_vertices))
                 if len(at):
                     cosines = source.passage_cosines(q, fresh[at])
-                    out[at] = weight * np.clip(np.nan_to_num(dense.scaled(cosines), neginf=0.0), 0.0, None)
+                    out[at] = weight * np.clip(np.nan_to_num(dense.scaled(cosines), neginf=0.0), 0.0, cap)
                 order = np.argsort(np.concatenate([done, fresh]), kind="stable")
                 done = known["vertices"] = np.concatenate([done, fresh])[order]
                 values = known["values"] = np.concatenate([values, out])[order]
             return values[np.searchsorted(done, vertices)]
-        return tail
+        return Tail(tail, bound=weight * cap)
 
     def _recognise(self, query: str, source: RecallSource, kept: list[int],
                    scores: list[float]) -> tuple[list[int], list[float], str | None, bool]:

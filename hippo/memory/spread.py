@@ -24,8 +24,15 @@ from hippo.graph.ppr import SparseScores
 from hippo.graph.scoring import top_indices
 from hippo.memory.source import RecallSource
 
-Tail = Callable[[np.ndarray], np.ndarray]
-"""Per node, the reset weight a prior would have given it and the sparse reset left out."""
+
+@dataclass(frozen=True)
+class Tail:
+    """Per node, the reset weight a prior would have given it and the sparse reset left out
+    (``weights(vertices)``), never more than ``bound``: a read-out that wants only the best few
+    passages asks it only of those it could lift among them."""
+
+    weights: Callable[[np.ndarray], np.ndarray]
+    bound: float
 
 
 @dataclass(frozen=True)
@@ -56,14 +63,19 @@ class Walk:
         added = Walk.of(source, nodes, weights, settings, accuracy=more / total)
         return Walk(ppr=self.ppr.blended(self.mass / total, added.ppr, more / total), mass=total)
 
-    def with_tail(self, tail: Tail | None, settings: Settings) -> SparseScores:
+    def with_tail(self, tail: Tail | None, settings: Settings, at: np.ndarray | None = None) -> SparseScores:
         """The scores plus the prior the sparse reset left out (``tail``): PPR restarts (1 - damping)
-        of the reset at each node, so that is its direct term."""
+        of the reset at each node, so that is its direct term. ``at``: the only vertices (a mask
+        over ``ppr.vertices``) that get it."""
         if tail is None:
             return self.ppr
-        direct = (1.0 - settings.damping) * tail(self.ppr.vertices) / self.mass
-        return SparseScores(vertices=self.ppr.vertices, scores=self.ppr.scores + direct, pushes=self.ppr.pushes,
-                            edges=self.ppr.edges)
+        scores, vertices = self.ppr.scores.copy(), self.ppr.vertices
+        where = slice(None) if at is None else np.flatnonzero(at)
+        scores[where] += (1.0 - settings.damping) * tail.weights(vertices[where]) / self.mass
+        return SparseScores(vertices=vertices, scores=scores, pushes=self.ppr.pushes, edges=self.ppr.edges)
+
+    def tail_scale(self, settings: Settings) -> float:
+        return (1.0 - settings.damping) / self.mass
 
 
 def spread(source: RecallSource, nodes: np.ndarray, weights: np.ndarray, settings: Settings,
@@ -72,10 +84,31 @@ def spread(source: RecallSource, nodes: np.ndarray, weights: np.ndarray, setting
     return Walk.of(source, nodes, weights, settings).with_tail(tail, settings)
 
 
-def readout(source: RecallSource, walk: Walk, settings: Settings,
-            tail: Tail | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(the visible passages the walk reached, one score each)."""
-    return source.passage_readout(walk.with_tail(tail, settings), settings.passage_readout, settings.readout_blend)
+def readout(source: RecallSource, walk: Walk, settings: Settings, tail: Tail | None = None,
+            top: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(the visible passages the walk reached, one score each). ``top``: only the best ``top``
+    scores need be exact; with the passage read-out, a passage whose walk score cannot reach them
+    even with the largest tail keeps its walk score alone (on 2Wiki the walk reaches ~thousands of
+    passages; a store-side reader pays a cosine read for each one the tail is asked of)."""
+    return source.passage_readout(walk.with_tail(tail, settings, _liftable(source, walk, settings, tail, top)),
+                                  settings.passage_readout, settings.readout_blend)
+
+
+def _liftable(source: RecallSource, walk: Walk, settings: Settings, tail: Tail | None,
+              top: int | None) -> np.ndarray | None:
+    """Mask of the reached vertices whose tail can change the ``top`` best passages (None: all)."""
+    if tail is None or top is None or settings.passage_readout != "passage":
+        return None
+    scores = walk.ppr.scores
+    passage = np.asarray(source.visible_passage[walk.ppr.vertices], dtype=bool)
+    own = scores[passage]
+    if len(own) <= top:
+        return None
+    # ``top`` passages score at least ``floor`` without their tail (it is never negative): one whose
+    # walk score plus the largest tail stays below it cannot be among them
+    floor = np.partition(own, len(own) - top)[len(own) - top]
+    lift = walk.tail_scale(settings) * tail.bound
+    return passage & (scores >= floor - lift * (1 + 1e-9))
 
 
 def passage_mass(source: RecallSource, nodes: np.ndarray, weights: np.ndarray, settings: Settings,
