@@ -88,7 +88,10 @@ def build(size: int, store_dir: Path) -> dict[str, Any]:
         if record["chunks"] % 10 == 0 or done == size:
             elapsed = record["seconds"] + time.perf_counter() - start
             log(f"  {done:,} passages, {elapsed:.0f}s, peak RSS {_peak_mb():.0f} MB, load {os.getloadavg()[0]:.1f}")
-    memory.close()  # folds the journal into the saved state
+    state = memory.engine.state
+    for index in (state.passages, state.entities, state.facts):  # a store built before graphs were
+        index.calibrate()                                        # calibrated again as they grew
+    memory.close()  # folds the journal (and any calibration) into the saved state
     record["seconds"] += time.perf_counter() - start
     record["cpu_seconds"] = record.get("cpu_seconds", 0.0) + time.process_time() - cpu
     record["peak_rss_mb"] = max(record.get("peak_rss_mb", 0.0), _peak_mb())

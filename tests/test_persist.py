@@ -83,9 +83,12 @@ def test_an_hnsw_state_round_trips_exactly(tmp_path):
     state = memory.engine.state
     assert {shard.kind for shard in state.facts.shards.values()} == {"hnsw"}
     live = _outputs(memory)
+    fitted = lambda memory: [(s.ef, s.near_ef, s.calibrated) for s in memory.engine.state.facts.shards.values()]  # noqa: E731
+    calibrated = fitted(memory)
     memory.close()
     reopened = _open(tmp_path / "hnsw.db", **HNSW)
     assert reopened.engine.cache.outcome == "loaded" and _outputs(reopened) == live
+    assert fitted(reopened) == calibrated and all(rows > 0 for _, _, rows in calibrated)
     reopened.close()
 
 
@@ -106,6 +109,35 @@ def test_a_mapped_graph_takes_writes_as_the_live_one_did(tmp_path):
     assert _outputs(reopened) == _outputs(stayed)
     stayed.close()
     reopened.close()
+
+
+def test_opening_reads_the_graphs_and_vectors_ahead_on_a_background_thread(tmp_path, monkeypatch):
+    """Mapped files are read through once after opening, so the first recalls do not fault their
+    pages in one by one; a file that is gone by then is skipped."""
+    import hippo.memory.persist as persist
+    from hippo.memory.pages import read_ahead
+
+    memory = _open(tmp_path / "h.db", **HNSW)
+    memory.index(CORPUS.documents(0, 120))
+    memory.close()
+    asked: list[list[Path]] = []
+    monkeypatch.setattr(persist, "read_ahead", lambda paths: asked.append(list(paths)) or read_ahead(paths))
+    reopened = _open(tmp_path / "h.db", **HNSW)
+    assert reopened.engine.cache.outcome == "loaded" and len(asked) == 1
+    paths = asked[0]
+    assert [p.suffix for p in paths].count(".faiss") == 3  # the graphs of the three kinds, first
+    assert paths[0].suffix == ".faiss" and all(p.exists() for p in paths) and len(paths) == 6
+    reopened.close()
+
+    def read_bytes() -> int:
+        return int(next(line for line in Path("/proc/self/io").read_text().splitlines()
+                        if line.startswith("rchar:")).split()[1])
+
+    before = read_bytes()
+    thread = read_ahead([tmp_path / "gone.faiss", *paths])
+    thread.join(30)
+    assert not thread.is_alive() and thread.daemon
+    assert read_bytes() - before >= sum(p.stat().st_size for p in paths)
 
 
 def test_writes_after_opening_go_to_the_journal_and_replay(built, tmp_path):

@@ -48,10 +48,11 @@ from hippo.graph.projection import GraphProjection
 from hippo.memory.checks import Checks, Corrupt
 from hippo.memory.delta import KINDS, Delta
 from hippo.memory.keywords import KeywordIndex
+from hippo.memory.pages import mapped_rows, read_ahead
 from hippo.memory.shards import FlatShard, HnswShard
 from hippo.memory.state import DerivedState, ann_settings
 from hippo.memory.titles import TitleIndex
-from hippo.memory.vectors import VectorIndex, VectorStore, mapped_rows
+from hippo.memory.vectors import VectorIndex, VectorStore
 from hippo.store.base import Store
 
 log = logging.getLogger("hippo.persist")
@@ -131,11 +132,23 @@ class DerivedCache:
     def close(self, state: DerivedState | None = None, exclusive: Exclusive = nullcontext) -> None:
         with self._mutex:
             if state is not None and self.owner and self._manifest is not None \
-                    and self._journal_bytes > CLOSE_RATIO * self._manifest.get("bytes", 0):
+                    and (self._journal_bytes > CLOSE_RATIO * self._manifest.get("bytes", 0)
+                         or self._calibrated_since(state)):
                 self.save(state, exclusive)
             if self._lock_file is not None:
                 self._lock_file.close()
                 self._lock_file, self.owner = None, False
+
+    def _calibrated_since(self, state: DerivedState) -> bool:
+        """Whether a graph was calibrated again since the saved state: saving it spares every later
+        open the same calibration while it replays the journal's adds (a full scan of the graph)."""
+        assert self._manifest is not None
+        for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
+            saved = self._manifest["vectors"][kind].get("ef", {})
+            for code, shard in index.shards.items():
+                if isinstance(shard, HnswShard) and shard.calibrated != (saved.get(str(code), []) + [0, 0, 0])[2]:
+                    return True
+        return False
 
     # -- loading -------------------------------------------------------------------
 
@@ -222,6 +235,10 @@ class DerivedCache:
                     index.shards[int(code)] = HnswShard.mapped_from(str(gen / f"shard-{kind}-{code}.faiss"), ann,
                                                                     *saved["ef"][code], dead=dead)
             indexes[kind] = index
+        # every search walks the graphs; the vectors only re-rank: graphs first
+        read_ahead(sorted(gen.glob("shard-*.faiss"))
+                   + [self.directory / manifest["vectors"][kind]["file"] for kind in KINDS
+                      if manifest["vectors"][kind]["rows"]])
         return DerivedState(revision=manifest["revision"], projection=projection, passages=indexes["passage"],
                              entities=indexes["entity"], facts=indexes["fact"], keywords=keywords, titles=titles,
                              unembedded={(k, rid) for k, rid in manifest["unembedded"]})
@@ -322,7 +339,7 @@ class DerivedCache:
                     faiss.write_index(shard.index, str(path))
                     files[f"{gen_name}/{path.name}"] = checks.written(f"{gen_name}/{path.name}", path)
                     put(f"shard-{kind}-{code}.dead", shard.dead_labels())
-                    entry["ef"][str(code)] = [shard.ef, shard.near_ef]
+                    entry["ef"][str(code)] = [shard.ef, shard.near_ef, shard.calibrated]
             vectors[kind] = entry
         for path in gen.iterdir():
             with path.open("rb") as f:

@@ -15,9 +15,7 @@ fact rows for facts).
 
 from __future__ import annotations
 
-import mmap
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 
@@ -26,20 +24,6 @@ from hippo.memory.shards import AnnSettings, FlatShard, HnswShard
 
 HALF_FROM = 262_144  # rows after which a kind's vectors are kept as float16
 Results = list[tuple[np.ndarray, np.ndarray]]  # per query: (scores, labels), best first
-
-
-def mapped_rows(path: Path, dtype: str, shape: tuple[int, int]) -> np.ndarray:
-    """Rows of a saved vector file, memory-mapped read-only for random access: searches read a few
-    scattered rows, and the kernel's read-ahead (8 MB a fault on this machine's disk) made 160
-    random rows of a cold 1M-row file take 2.9 s instead of 27 ms."""
-    with path.open("rb") as f:
-        size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        if not size:
-            return np.zeros(shape, dtype=dtype)
-        mapping = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ)
-    if hasattr(mmap, "MADV_RANDOM"):  # Linux and most Unixes
-        mapping.madvise(mmap.MADV_RANDOM)
-    return np.frombuffer(mapping, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
 
 
 class VectorStore:
@@ -175,6 +159,18 @@ class VectorIndex:
         if current is None:
             current = self.shards[shard] = FlatShard(self.dim)
         current.add(labels, vectors)
+        self.calibrate([shard])
+
+    def calibrate(self, shards: Iterable[int] | None = None) -> list[int]:
+        """Calibrate again each graph of ``shards`` (None: all) that has doubled since it last was;
+        the shards calibrated."""
+        done = []
+        for code in self.shards if shards is None else shards:
+            current = self.shards.get(code)
+            if isinstance(current, HnswShard) and current.needs_calibration():
+                current.recalibrated(self.vectors_of)
+                done.append(code)
+        return done
 
     def exclude(self, shard: int, labels: np.ndarray) -> None:
         current = self.shards.get(shard)
