@@ -27,3 +27,11 @@ def test_split_passages_keeps_short_text_whole_and_cuts_long_text_at_sentences()
     assert all(len(p) <= 200 for p in parts)
     assert all(p.endswith(".") for p in parts)
     assert " ".join(parts) == text
+
+
+def test_keyword_tokens_fold_case_and_diacritics_on_both_paths():
+    from hippo.memory.keywords import tokens
+
+    assert tokens("The Beatles' 1965 tour, Shea-Stadium") == ["the", "beatles", "1965", "tour", "shea", "stadium"]
+    assert tokens("Thomas SÜDHOF in Göttingen") == ["thomas", "sudhof", "in", "gottingen"]
+    assert tokens("Ｔｏｋｙｏ 東京都") == ["tokyo", "東京都"]

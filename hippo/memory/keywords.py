@@ -43,6 +43,8 @@ Live = Callable[[np.ndarray], np.ndarray]
 
 def tokens(text: str) -> list[str]:
     """Lower-cased words with diacritics removed (what FTS5's unicode61 tokenizer does)."""
+    if text.isascii():  # NFKD leaves ASCII as it is: skip the per-character pass
+        return _WORD.findall(text.lower())
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _WORD.findall(stripped.casefold())
