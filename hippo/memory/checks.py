@@ -35,6 +35,15 @@ def crc32(path: Path, size: int | None = None) -> int:
     return crc
 
 
+def fsync_dir(path: Path) -> None:
+    """Make the entries of a directory (files created, renamed into it) durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _stamp(path: Path, size: int, crc: int) -> list[int]:
     st = path.stat()
     return [st.st_size, st.st_mtime_ns, st.st_ino, size, crc]

@@ -45,7 +45,7 @@ import numpy as np
 from hippo.columns import Column
 from hippo.config import Settings
 from hippo.graph.projection import GraphProjection
-from hippo.memory.checks import Checks, Corrupt
+from hippo.memory.checks import Checks, Corrupt, fsync_dir
 from hippo.memory.delta import KINDS, Delta
 from hippo.memory.keywords import KeywordIndex
 from hippo.memory.pages import mapped_rows, read_ahead
@@ -64,14 +64,6 @@ COMPACT_MIN = 64 << 20
 CLOSE_RATIO = 0.02  # closing folds a journal larger than this share
 
 Exclusive = Callable[[], AbstractContextManager]
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def store_id(store: Store) -> str:
@@ -143,12 +135,10 @@ class DerivedCache:
         """Whether a graph was calibrated again since the saved state: saving it spares every later
         open the same calibration while it replays the journal's adds (a full scan of the graph)."""
         assert self._manifest is not None
-        for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
-            saved = self._manifest["vectors"][kind].get("ef", {})
-            for code, shard in index.shards.items():
-                if isinstance(shard, HnswShard) and shard.calibrated != (saved.get(str(code), []) + [0, 0, 0])[2]:
-                    return True
-        return False
+        saved = self._manifest["vectors"]
+        return any(rows != (saved[kind].get("ef", {}).get(code, []) + [0, 0, 0])[2]
+                   for kind, index in zip(KINDS, (state.passages, state.entities, state.facts), strict=True)
+                   for code, rows in index.calibrations().items())
 
     # -- loading -------------------------------------------------------------------
 
@@ -344,7 +334,7 @@ class DerivedCache:
         for path in gen.iterdir():
             with path.open("rb") as f:
                 os.fsync(f.fileno())
-        _fsync_dir(gen)
+        fsync_dir(gen)
         manifest = {
             "format": FORMAT, "store_id": self.identity, "shape": self.shape, "revision": state.revision,
             "generation": gen_name, "journal": f"journal-{number}.bin", "files": files, "vectors": vectors,
@@ -356,7 +346,7 @@ class DerivedCache:
         with temporary.open("rb") as f:
             os.fsync(f.fileno())
         os.replace(temporary, self.directory / "MANIFEST.json")
-        _fsync_dir(self.directory)
+        fsync_dir(self.directory)
         checks.keep_only(set(files))
         checks.save()
         self._manifest, self._journal_bytes = manifest, 0

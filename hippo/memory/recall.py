@@ -219,7 +219,9 @@ class Recaller:
         # a passage outside the dense top M scores no higher than the M-th (up to float32 rounding
         # between two ways of scoring it): its tail is capped there, also when an approximate search
         # missed one above, which bounds the tail for ``readout``
-        cap = float(np.clip(dense.scaled(dense.scores[-1:] + 1e-5), 0.0, 1.0)[0]) if len(dense.scores) else 1.0
+        # (``dense`` may hold more than M: the M-th, not its last, is the cap)
+        mth = dense.scores[:s.passage_prior_top][-1:]
+        cap = float(np.clip(dense.scaled(mth + 1e-5), 0.0, 1.0)[0]) if len(mth) else 1.0
 
         def tail(vertices: np.ndarray) -> np.ndarray:
             done, values = known["vertices"], known["values"]

@@ -194,8 +194,10 @@ class StoreSource:
 
     def strength(self, vertices: np.ndarray) -> np.ndarray:
         vertices = np.asarray(vertices, dtype=np.int64)
+        out = np.ones(len(vertices))
         known = vertices < len(self._strength)
-        return np.where(known, self._strength[np.where(known, vertices, 0)] if len(self._strength) else 1.0, 1.0)
+        out[known] = self._strength[vertices[known]]
+        return out
 
     def pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float, *, solver: Solver,
                  epsilon: float, exact_max_edges: int) -> SparseScores:

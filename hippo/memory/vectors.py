@@ -172,6 +172,10 @@ class VectorIndex:
                 done.append(code)
         return done
 
+    def calibrations(self) -> dict[str, int]:
+        """Per graph shard (its code as a string, as saved), the rows it was last calibrated at."""
+        return {str(code): shard.calibrated for code, shard in self.shards.items() if isinstance(shard, HnswShard)}
+
     def exclude(self, shard: int, labels: np.ndarray) -> None:
         current = self.shards.get(shard)
         if current is None or not len(labels):
