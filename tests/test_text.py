@@ -35,3 +35,29 @@ def test_keyword_tokens_fold_case_and_diacritics_on_both_paths():
     assert tokens("The Beatles' 1965 tour, Shea-Stadium") == ["the", "beatles", "1965", "tour", "shea", "stadium"]
     assert tokens("Thomas SÜDHOF in Göttingen") == ["thomas", "sudhof", "in", "gottingen"]
     assert tokens("Ｔｏｋｙｏ 東京都") == ["tokyo", "東京都"]
+
+
+def test_an_ascii_name_is_found_as_the_pattern_finds_it():
+    """The ASCII path of ``surface_form`` (no pattern compiled) spans what the pattern spans."""
+    import random
+    import unicodedata
+
+    from hippo.memory.names import _pattern, surface_form
+
+    def by_pattern(key: str, text: str) -> str | None:
+        found = _pattern(key).search(unicodedata.normalize("NFKC", text))
+        return " ".join(found.group(0).split()) if found else None
+
+    assert surface_form("shea stadium", "At SHEA--Stadium, 1965") == "SHEA--Stadium"
+    assert surface_form("shea stadium", "at shea_stadium") == "shea_stadium"  # "_" parts words
+    assert surface_form("shea", "at shea_stadium") is None  # but is no edge of one
+    assert surface_form("lena markov", "by Lena\n  Markov.") == "Lena Markov"
+    assert surface_form("thomas südhof", "Thomas Südhof won") == "Thomas Südhof"  # the pattern's path
+    rng, alphabet, found = random.Random(7), "abcAB1 _-'.,\n", 0
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        key = normalize("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))))
+        if key:
+            assert surface_form(key, text) == by_pattern(key, text), (key, text)
+            found += by_pattern(key, text) is not None
+    assert found > 2_000  # the comparison covers spans found, not only misses
