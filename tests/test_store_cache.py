@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hippo.errors import StoreError
-from hippo.memory.store_cache import Names, NodeTable, ReaderCache
+from hippo.memory.store_cache import Fetched, Names, NodeTable, ReaderCache
 
 
 def test_names_intern_each_id_once_and_remember_which_are_passages():
@@ -45,3 +45,15 @@ def test_a_reader_cache_starts_over_when_the_revision_moves_or_it_is_full():
     assert cache.fresh(8) is not cache and cache.fresh(8).revision == 8
     cache.names.of(["a", "b", "c"], False)
     assert cache.fresh(7) is not cache and len(cache.fresh(7).names) == 0
+
+
+def test_a_wave_gathers_its_frontiers_edges_from_every_wave_fetched_before():
+    fetched = Fetched()
+    assert fetched.missing(np.array([3, 1, 3, 0])).tolist() == [3, 1, 0]  # each once, in the order met
+    fetched.add(np.array([3, 1]), np.array([2, 0]), np.array([7, 8]), np.array([0.5, 1.0]), np.array([1, 2]))
+    fetched.add(np.array([0]), np.array([1]), np.array([9]), np.array([2.0]), np.array([0]))
+    assert fetched.missing(np.array([0, 5, 1, 2, 5])).tolist() == [5, 2]
+    owners, targets, weights, kinds = fetched.of(np.array([0, 1, 3, 0]))
+    assert owners.tolist() == [0, 2, 2, 3] and targets.tolist() == [9, 7, 8, 9]
+    assert weights.tolist() == [2.0, 0.5, 1.0, 2.0] and kinds.tolist() == [0, 1, 2, 0]
+    assert fetched.targets_of(3).tolist() == [7, 8] and fetched.targets_of(1).tolist() == []

@@ -1,7 +1,7 @@
 """What store-side recalls keep between queries (``hippo.memory.store_source``): names, handles, edges.
 
 All of it is bounded by settings, not by the graph: a recall's ``NodeTable`` holds
-at most ``neo4j_read_nodes`` handles; a reader's ``ReaderCache`` the edges of at
+at most ``neo4j_read_nodes`` handles (and its ``Fetched`` their edges); a reader's ``ReaderCache`` the edges of at
 most ``neo4j_read_cache`` nodes and the ``Names`` they point to, for one store
 revision.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from hippo.columns import Column
 from hippo.errors import StoreError
 
 
@@ -126,6 +127,47 @@ class Adjacent:
     kinds: np.ndarray
     strength: float
     passages: int  # visible passages mentioning it (an entity's specificity)
+
+
+class Fetched:
+    """The edges one recall fetched, by its handles, appended a push wave at a time: a handle's are
+    one run of the columns, so a wave gathers its frontier's edges with array operations instead of
+    a Python step per node (that step was ~15% of a store-side 2Wiki recall)."""
+
+    def __init__(self) -> None:
+        self.start, self.length = Column(np.int64), Column(np.int64)  # by handle; length -1: not fetched
+        self.targets, self.weights, self.kinds = Column(np.int64), Column(np.float64), Column(np.int8)
+
+    def missing(self, handles: np.ndarray) -> np.ndarray:
+        """The handles not fetched yet, each once, in the order first met."""
+        _, first = np.unique(handles, return_index=True)
+        handles = handles[np.sort(first)]
+        known = handles < len(self.length)
+        known[known] = self.length[handles[known]] >= 0
+        return handles[~known]
+
+    def add(self, handles: np.ndarray, lengths: np.ndarray, targets: np.ndarray, weights: np.ndarray,
+            kinds: np.ndarray) -> None:
+        """The edges of ``handles`` (not fetched before), concatenated in their order."""
+        top = int(handles.max()) + 1
+        self.start.extend_to(top, 0)
+        self.length.extend_to(top, -1)
+        self.start[handles] = len(self.targets) + np.cumsum(lengths) - lengths
+        self.length[handles] = lengths
+        self.targets.append(targets)
+        self.weights.append(weights)
+        self.kinds.append(kinds)
+
+    def of(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(owner: the position in ``handles``, target, weight, kind) of every edge of ``handles``."""
+        lengths, starts = self.length[handles], self.start[handles]
+        at = np.arange(int(lengths.sum())) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+        return (np.repeat(np.arange(len(handles)), lengths), self.targets.values[at], self.weights.values[at],
+                self.kinds.values[at])
+
+    def targets_of(self, handle: int) -> np.ndarray:
+        start = int(self.start[handle])
+        return self.targets.values[start : start + int(self.length[handle])]
 
 
 class ReaderCache:

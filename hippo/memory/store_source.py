@@ -23,6 +23,8 @@ through a ``hippo.store.neo4j.reader.Neo4jReader``:
 
 from __future__ import annotations
 
+import itertools
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -40,7 +42,7 @@ from hippo.graph.scoring import Readout, passage_mass
 from hippo.graph.view import Solver
 from hippo.memory.names import surface_form
 from hippo.memory.source import Nearest
-from hippo.memory.store_cache import Adjacent, NodeTable, PerNodeLookup, ReaderCache
+from hippo.memory.store_cache import Adjacent, Fetched, NodeTable, PerNodeLookup, ReaderCache
 from hippo.memory.store_words import keyword_scores, title_seeds
 from hippo.store import Store
 from hippo.store.base import Spaces
@@ -57,7 +59,7 @@ class StoreSource:
         self.table = NodeTable(capacity, cache.names if cache is not None else None)
         self.cache, self.exact_max = cache, exact_max
         self.relation_weight, self.mention_weight = relation_weight, mention_weight
-        self._edges: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # targets, weights, kinds
+        self._fetched = Fetched()
         self._strength = np.ones(0)  # by handle: the sum of its visible edges once fetched, else 1
         self._want_counts: set[int] = set()
         self._cosines: dict[bytes, dict[int, float]] = {}
@@ -118,33 +120,35 @@ class StoreSource:
 
     def _fetch(self, nodes: np.ndarray) -> None:
         """The visible edges of the nodes not fetched before, in one round trip."""
-        missing = [h for h in dict.fromkeys(nodes.tolist()) if h not in self._edges]
-        if not missing:
+        missing_handles = self._fetched.missing(np.asarray(nodes, dtype=np.int64))
+        if not len(missing_handles):
             return
         t = self.table
-        named = t.named[missing].tolist()
+        named, is_passage = t.named[missing_handles].tolist(), t.passage[missing_handles]
         cached = self.cache.edges if self.cache is not None else {}
         fresh: dict[int, Adjacent] = {}
         ask = [i for i, n in enumerate(named) if n not in cached]
         if ask:
-            ids, passage = t.names.ids, t.passage
-            found = self.reader.neighbours([ids[named[i]] for i in ask if passage[missing[i]]],
-                                           [ids[named[i]] for i in ask if not passage[missing[i]]])
+            ids, passage = t.names.ids, is_passage.tolist()
+            found = self.reader.neighbours([ids[named[i]] for i in ask if passage[i]],
+                                           [ids[named[i]] for i in ask if not passage[i]])
             empty = Edges([], [], [], [])
             fresh = {named[i]: self._arrays(found.get(ids[named[i]], empty)) for i in ask}
             if self.cache is not None and len(cached) + len(fresh) <= self.cache.capacity:
                 cached.update(fresh)
-        adjacent = [fresh[n] if n in fresh else cached[n] for n in named]
+        adjacent = [fresh.get(n) or cached[n] for n in named]
         # one lookup for every target of the wave; handles are still numbered in the order met
-        targets = t.of_names(np.concatenate([a.targets for a in adjacent]))
-        ends = np.cumsum([len(a.targets) for a in adjacent]).tolist()
-        for h, a, start, end in zip(missing, adjacent, [0, *ends[:-1]], ends, strict=True):
-            self._edges[h] = (targets[start:end], a.weights, a.kinds)
-            if not t.passage[h]:
-                t.count[h] = a.passages
+        parts = {name: list(map(attrgetter(name), adjacent)) for name in ("targets", "weights", "kinds")}
+        targets = t.of_names(np.concatenate(parts["targets"]))
+        lengths = np.fromiter(map(len, parts["targets"]), np.int64, len(adjacent))
+        self._fetched.add(missing_handles, lengths, targets, np.concatenate(parts["weights"]),
+                          np.concatenate(parts["kinds"]))
+        entity = ~is_passage
+        t.count.update(zip(missing_handles[entity].tolist(),
+                           map(attrgetter("passages"), itertools.compress(adjacent, entity.tolist())), strict=True))
         if len(self._strength) < t.size:
             self._strength = np.concatenate([self._strength, np.ones(max(t.size, 1024))])
-        self._strength[missing] = [a.strength for a in adjacent]
+        self._strength[missing_handles] = np.fromiter(map(attrgetter("strength"), adjacent), np.float64, len(adjacent))
 
     def _arrays(self, edges: Edges) -> Adjacent:
         """One node's edges as the arrays a walk reads (targets as the reader's ``Names``)."""
@@ -164,7 +168,7 @@ class StoreSource:
         if not self.table.passage[passage]:
             return np.zeros(0, dtype=np.int64)
         self._fetch(np.array([passage]))
-        return self._edges[passage][0]
+        return self._fetched.targets_of(passage)
 
     def passage_facts(self, passage: int) -> list[str]:
         return self.fact_ids(self.passage_fact_rows(passage).tolist())
@@ -177,12 +181,8 @@ class StoreSource:
     def edges(self, frontier: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         frontier = np.asarray(frontier, dtype=np.int64)
         self._fetch(frontier)
-        parts = [self._edges[h] for h in frontier.tolist()]
-        owners = np.repeat(np.arange(len(frontier)), [len(p[0]) for p in parts])
-        columns = {name: np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, dtype=dtype)
-                   for i, (name, dtype) in enumerate((("targets", np.int64), ("weights", np.float64),
-                                                      ("kinds", np.int8)))}
-        return owners, columns
+        owners, targets, weights, kinds = self._fetched.of(frontier)
+        return owners, {"targets": targets, "weights": weights, "kinds": kinds}
 
     def neighbours(self, frontier: np.ndarray) -> Neighbours:
         owners, columns = self.edges(frontier)
@@ -214,7 +214,7 @@ class StoreSource:
         seen, frontier = set(reached), reached
         while frontier:
             self._fetch(np.array(frontier, dtype=np.int64))
-            fresh = [t for h in frontier for t in dict.fromkeys(self._edges[h][0].tolist()) if t not in seen]
+            fresh = [t for h in frontier for t in dict.fromkeys(self._fetched.targets_of(h).tolist()) if t not in seen]
             fresh = list(dict.fromkeys(fresh))
             seen.update(fresh)
             reached += fresh
