@@ -75,6 +75,25 @@ def test_store_side_recall_finds_what_in_process_recall_finds(server: dict[str, 
         remote.close()
 
 
+def test_a_readers_keyword_statistics_are_read_once_a_revision(server: dict[str, str], embedder: Any):
+    """BM25's document frequencies of a reader's words are kept with its cache for the store
+    revision: asked again, the same words cost one read fewer and score the same."""
+    remote = _memory(server, embedder, neo4j_read="store")
+    try:
+        q = QUESTIONS[0]
+        scored, reads = [], []
+        for _ in range(2):
+            source = remote.store_reads.source(None)
+            before = source.reader.round_trips
+            found = source.keyword_scores(q, 5)
+            reads.append(source.reader.round_trips - before)
+            scored.append(dict(zip(source.record_ids(list(found)), found.values(), strict=True)))
+        assert scored[0] and scored[0] == scored[1]
+        assert reads[1] == reads[0] - 1, reads
+    finally:
+        remote.close()
+
+
 def test_a_small_space_gets_its_true_top_k(server: dict[str, str], embedder: Any):
     """The vector index answers a global top k: a reader of three passages among the sample's still
     gets all three, by widening and by the exact scan past ``max_fetch``."""

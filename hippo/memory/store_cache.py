@@ -171,9 +171,10 @@ class Fetched:
 
 
 class ReaderCache:
-    """The visible edges one reader's recalls fetched, by ``Names``, at one store revision.
+    """The visible edges one reader's recalls fetched, by ``Names``, at one store revision, and the
+    document frequencies its keyword scores read.
 
-    At most ``capacity`` nodes (a setting) and the names their edges reach, cleared when
+    At most ``capacity`` nodes (a setting) and the names their edges reach (and as many words), cleared when
     full and whenever the revision moves: no graph-sized state, never a stale edge.
     Handles and strengths stay each recall's own, so a recall walks exactly as it would
     with nothing cached (the same push schedule and tie order, whatever earlier recalls
@@ -183,10 +184,12 @@ class ReaderCache:
         self.capacity, self.revision, self.names_capacity = capacity, revision, names_capacity
         self.edges: dict[int, Adjacent] = {}
         self.names = Names()
+        self.frequencies: dict[str, int] = {}  # quoted word -> visible passages holding it (BM25)
 
     def fresh(self, revision: int) -> ReaderCache:
         """This cache if still valid for ``revision`` and not full, else an empty one."""
-        if revision == self.revision and len(self.edges) < self.capacity and len(self.names) < self.names_capacity:
+        if revision == self.revision and len(self.edges) < self.capacity and len(self.names) < self.names_capacity \
+                and len(self.frequencies) < self.capacity:
             return self
         return ReaderCache(self.capacity, revision, self.names_capacity)
 

@@ -341,7 +341,8 @@ class StoreSource:
     # -- words ---------------------------------------------------------------------------
 
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
-        scored = keyword_scores(self.reader, self.statistics, query, limit)
+        scored = keyword_scores(self.reader, self.statistics, query, limit,
+                                self.cache.frequencies if self.cache is not None else None)
         return {self.table.handle(pid, True): score for pid, score in scored}
 
     def title_seeds(self, query: str) -> dict[int, float]:

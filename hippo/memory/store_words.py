@@ -7,7 +7,8 @@ with the reader's own: the document count and average length are those of the
 live passages in the reader's spaces (``Neo4jReader.statistics``, read once
 per store revision), and each word's document frequency is counted over those
 passages only (``read_keyword_frequencies.cypher``), up to half of them: a word
-in half or more has the floor IDF anyway. Lengths are in characters on both
+in half or more has the floor IDF anyway; the counts are kept with the reader's
+cache for the revision (``ReaderCache.frequencies``), so a word is counted once. Lengths are in characters on both
 sides of the length norm (the store keeps no token counts), where the
 in-process index counts words: the ratio it divides by is nearly the same.
 
@@ -33,8 +34,11 @@ CANDIDATES = 2  # full-text candidates read per score wanted
 TITLE_CANDIDATES = 500  # passages whose title holds one of the query's phrases, read to match exactly
 
 
-def keyword_scores(reader: Neo4jReader, statistics: Statistics, query: str, limit: int) -> list[tuple[str, float]]:
-    """The ``limit`` best visible passages by BM25 over the reader's statistics: (id, score), best first."""
+def keyword_scores(reader: Neo4jReader, statistics: Statistics, query: str, limit: int,
+                   frequencies: dict[str, int] | None = None) -> list[tuple[str, float]]:
+    """The ``limit`` best visible passages by BM25 over the reader's statistics: (id, score), best first.
+    ``frequencies``: document frequencies read before for this reader and revision (quoted word ->
+    count), used and added to; words recur across queries, so most recalls then skip that read."""
     terms = list(dict.fromkeys(tokens(query)))
     lucene = keyword_query(query)
     documents = statistics.passages
@@ -44,7 +48,11 @@ def keyword_scores(reader: Neo4jReader, statistics: Statistics, query: str, limi
     if not candidates:
         return []
     quoted = {t: f'"{t}"' for t in terms}
-    frequency = reader.document_frequencies(list(dict.fromkeys(quoted.values())), documents // 2 + 1)
+    frequency = frequencies if frequencies is not None else {}
+    ask = [word for word in dict.fromkeys(quoted.values()) if word not in frequency]
+    if ask:
+        found = reader.document_frequencies(ask, documents // 2 + 1)
+        frequency.update((word, found.get(word, 0)) for word in ask)
     idf = {}
     for t in terms:
         df = frequency.get(quoted[t], 0)
