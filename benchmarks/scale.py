@@ -89,8 +89,8 @@ def build(size: int, store_dir: Path) -> dict[str, Any]:
             elapsed = record["seconds"] + time.perf_counter() - start
             log(f"  {done:,} passages, {elapsed:.0f}s, peak RSS {_peak_mb():.0f} MB, load {os.getloadavg()[0]:.1f}")
     state = memory.engine.state
-    for index in (state.passages, state.entities, state.facts):  # a store built before graphs were
-        index.calibrate()                                        # calibrated again as they grew
+    for _, index in state.vector_indexes():  # a store built before graphs were calibrated as they grew
+        index.calibrate()
     memory.close()  # folds the journal (and any calibration) into the saved state
     record["seconds"] += time.perf_counter() - start
     record["cpu_seconds"] = record.get("cpu_seconds", 0.0) + time.process_time() - cpu

@@ -86,8 +86,8 @@ class Settings(BaseSettings):
     neo4j_read: Literal["memory", "store"] = Field("memory", description="memory: load the graph and vectors into "
                                                    "the process; store: recall from Neo4j's indexes by queries")
     neo4j_read_nodes: int = Field(1 << 19, ge=1024, le=1 << 26, description="nodes one store-side recall may "
-                                  "touch (the size of its PPR scratch arrays, not of the graph), and record ids a reader's cache "
-                                  "interns")
+                                  "touch (the size of its PPR scratch arrays, not of the graph), and record ids "
+                                  "a reader's cache interns")
     neo4j_read_cache: int = Field(200_000, ge=0, le=1 << 24, description="nodes whose fetched edges a reader's "
                                   "store-side recalls share, per set of spaces and store revision (0: none)")
     neo4j_read_exact: int = Field(500, ge=0, description="a reader seeing at most this many passages is served "

@@ -137,7 +137,7 @@ class DerivedCache:
         assert self._manifest is not None
         saved = self._manifest["vectors"]
         return any(rows != (saved[kind].get("ef", {}).get(code, []) + [0, 0, 0])[2]
-                   for kind, index in zip(KINDS, (state.passages, state.entities, state.facts), strict=True)
+                   for kind, index in state.vector_indexes()
                    for code, rows in index.calibrations().items())
 
     # -- loading -------------------------------------------------------------------
@@ -312,7 +312,7 @@ class DerivedCache:
             for name, values in space.arrays(len(state.keywords.vocabulary)).items():
                 put(f"keywords-{code}.{name}", values)
         vectors = {}
-        for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
+        for kind, index in state.vector_indexes():
             put(f"vectors-{kind}.keys", index.keys.values)
             put(f"vectors-{kind}.label_of", index.label_of.values)
             entry = self._save_vectors(kind, index.store, old, files, number)
@@ -351,7 +351,7 @@ class DerivedCache:
         checks.save()
         self._manifest, self._journal_bytes = manifest, 0
         with exclusive():
-            for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
+            for kind, index in state.vector_indexes():
                 entry = vectors[kind]
                 if entry["rows"]:
                     index.store.attach(mapped_rows(self.directory / entry["file"], entry["dtype"],

@@ -75,6 +75,7 @@ class Walk:
         return SparseScores(vertices=vertices, scores=scores, pushes=self.ppr.pushes, edges=self.ppr.edges)
 
     def tail_scale(self, settings: Settings) -> float:
+        """What a unit of tail weight adds to a node's score (``with_tail``, up to rounding)."""
         return (1.0 - settings.damping) / self.mass
 
 

@@ -69,6 +69,10 @@ class DerivedState:
     # (kind, id). They are in the graph and the keyword index, not in vector search.
     unembedded: set[tuple[VectorKind, str]] = field(default_factory=set)
 
+    def vector_indexes(self) -> tuple[tuple[VectorKind, VectorIndex], ...]:
+        """Each kind's vector index, in ``KINDS`` order."""
+        return ("passage", self.passages), ("entity", self.entities), ("fact", self.facts)
+
     @classmethod
     def empty(cls, dim: int, settings: Settings, revision: int = 0) -> DerivedState:
         ann = ann_settings(settings)

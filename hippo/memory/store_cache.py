@@ -1,9 +1,9 @@
 """What store-side recalls keep between queries (``hippo.memory.store_source``): names, handles, edges.
 
 All of it is bounded by settings, not by the graph: a recall's ``NodeTable`` holds
-at most ``neo4j_read_nodes`` handles (and its ``Fetched`` their edges); a reader's ``ReaderCache`` the edges of at
-most ``neo4j_read_cache`` nodes and the ``Names`` they point to, for one store
-revision.
+at most ``neo4j_read_nodes`` handles (and its ``Fetched`` their edges); a reader's
+``ReaderCache`` the edges of at most ``neo4j_read_cache`` nodes and the ``Names``
+they point to, for one store revision.
 """
 
 from __future__ import annotations
@@ -174,8 +174,8 @@ class ReaderCache:
     """The visible edges one reader's recalls fetched, by ``Names``, at one store revision, and the
     document frequencies its keyword scores read.
 
-    At most ``capacity`` nodes (a setting) and the names their edges reach (and as many words), cleared when
-    full and whenever the revision moves: no graph-sized state, never a stale edge.
+    At most ``capacity`` nodes (a setting), the names their edges reach and as many words,
+    cleared when full and whenever the revision moves: no graph-sized state, never a stale edge.
     Handles and strengths stay each recall's own, so a recall walks exactly as it would
     with nothing cached (the same push schedule and tie order, whatever earlier recalls
     read)."""

@@ -8,9 +8,10 @@ live passages in the reader's spaces (``Neo4jReader.statistics``, read once
 per store revision), and each word's document frequency is counted over those
 passages only (``read_keyword_frequencies.cypher``), up to half of them: a word
 in half or more has the floor IDF anyway; the counts are kept with the reader's
-cache for the revision (``ReaderCache.frequencies``), so a word is counted once. Lengths are in characters on both
-sides of the length norm (the store keeps no token counts), where the
-in-process index counts words: the ratio it divides by is nearly the same.
+cache for the revision (``ReaderCache.frequencies``), so a word is counted once.
+Lengths are in characters on both sides of the length norm (the store keeps no
+token counts), where the in-process index counts words: the ratio it divides by
+is nearly the same.
 
 Title seeds: the query's word runs that could name a title are looked up as
 phrases in the index's title field, and the titles found are matched exactly
