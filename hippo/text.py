@@ -7,6 +7,7 @@ import unicodedata
 
 # Any run of characters that is not a letter or digit in any script.
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def normalize(name: str) -> str:
@@ -20,6 +21,17 @@ def normalize(name: str) -> str:
     """
     folded = unicodedata.normalize("NFKC", name).casefold()
     return _NON_WORD.sub(" ", folded).strip()
+
+
+def keyword_tokens(text: str) -> list[str]:
+    """The words BM25 counts: lower-cased ``\\w+`` runs with diacritics removed (what FTS5's
+    unicode61 tokenizer does). The Neo4j store keeps them on each passage (``words``) for its
+    full-text index, so both sides count the same words."""
+    if text.isascii():  # NFKD leaves ASCII as it is: skip the per-character pass
+        return _WORD.findall(text.lower())
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return _WORD.findall(stripped.casefold())
 
 
 def alnum_count(key: str) -> int:

@@ -63,8 +63,7 @@ def test_store_side_recall_finds_what_in_process_recall_finds(server: dict[str, 
                 assert a.low == pytest.approx(b.low, abs=1e-5)
                 titles = {mine.record_ids([h])[0]: w for h, w in mine.title_seeds(q).items()}
                 assert titles == {theirs.record_ids([h])[0]: w for h, w in theirs.title_seeds(q).items()}, q
-                words = set(mine.record_ids(list(mine.keyword_scores(q, 5))))
-                assert len(words & set(theirs.record_ids(list(theirs.keyword_scores(q, 5))))) >= 3, q
+                assert _keyword_scores(mine, q) == pytest.approx(_keyword_scores(theirs, q), rel=1e-6), q
             x, y = [h.id for h in local.recall(q, k=10).hits], [h.id for h in remote.recall(q, k=10).hits]
             overlaps.append(len(set(x) & set(y)) / len(x))
             first += x[0] == y[0]
@@ -73,6 +72,52 @@ def test_store_side_recall_finds_what_in_process_recall_finds(server: dict[str, 
     finally:
         local.close()
         remote.close()
+
+
+def _keyword_scores(source: Any, query: str, k: int = 10) -> dict[str, float]:
+    found = source.keyword_scores(query, k)
+    return dict(zip(source.record_ids(list(found)), found.values(), strict=True))
+
+
+def test_store_side_bm25_counts_the_words_in_process_bm25_counts(server: dict[str, str], embedder: Any):
+    """The store keeps each passage's BM25 words for its full-text index, so stop words, possessives
+    and accents score as in process: same passages, same scores (Lucene's own analyzer drops "the"
+    and "or" and reads "Zed's" as one word)."""
+    local, remote = _memory(server, embedder), _memory(server, embedder, neo4j_read="store")
+    try:
+        queries = ["Zed's notes on the harbour", "the or of", "Brask lighthouse AND NOT harbour", "Zéd",
+                   *QUESTIONS[:5]]
+        with local.reading() as state:
+            mine, theirs = LocalSource(state, local.store, None), remote.store_reads.source(None)
+            for q in queries:
+                expected = _keyword_scores(mine, q)
+                assert expected, q
+                assert _keyword_scores(theirs, q) == pytest.approx(expected, rel=1e-6), q  # lengths: float32 in process
+    finally:
+        local.close()
+        remote.close()
+
+
+def test_a_store_of_schema_2_gets_its_words_on_open(server: dict[str, str], embedder: Any):
+    """A store written before passages kept their words (schema 2) is given them on open, and its
+    store-side keyword scores are those of a store written now."""
+    import neo4j
+
+    q = "Zed's notes on the harbour"
+    with _memory(server, embedder, neo4j_read="store") as memory:
+        expected = _keyword_scores(memory.store_reads.source(None), q)
+    with neo4j.GraphDatabase.driver(server["uri"], auth=(server["user"], server["password"])) as driver:
+        with driver.session() as session:
+            session.run("MATCH (p:Passage) REMOVE p.words, p.word_count").consume()
+            session.run("MATCH (m:Meta) SET m.schema_version = '2'").consume()
+    with pytest.raises(StoreError, match=r"schema version 2; this hippo reads version 3; 'hippo neo4j indexes"):
+        Neo4jStore(server["uri"], server["user"], server["password"], create_schema=False)
+    with _memory(server, embedder, neo4j_read="store") as memory:
+        assert _keyword_scores(memory.store_reads.source(None), q) == pytest.approx(expected, abs=1e-9)
+    with neo4j.GraphDatabase.driver(server["uri"], auth=(server["user"], server["password"])) as driver:
+        with driver.session() as session:
+            assert session.run("MATCH (m:Meta) RETURN m.schema_version AS v").single()["v"] == "3"
+            assert session.run("MATCH (p:Passage) WHERE p.words IS NULL RETURN count(p) AS n").single()["n"] == 0
 
 
 def test_a_readers_keyword_statistics_are_read_once_a_revision(server: dict[str, str], embedder: Any):

@@ -3,7 +3,7 @@
 // has the floor IDF anyway. $terms: [quoted word], $cap: int, $spaces: [string] or null
 UNWIND $terms AS term
 CALL (term) {
-  CALL db.index.fulltext.queryNodes('passage_text', term) YIELD node
+  CALL db.index.fulltext.queryNodes('passage_words', term) YIELD node
   WITH node
   WHERE node.forgotten_at IS NULL AND ($spaces IS NULL OR node.space IN $spaces)
   WITH node LIMIT $cap

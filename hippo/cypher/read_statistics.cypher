@@ -1,5 +1,5 @@
 // What store-side recall needs of the reader's whole view, read once per store revision: live
-// passages in the reader's spaces, their summed length in characters (the BM25 length norm),
+// passages in the reader's spaces, their summed length in words (the BM25 length norm),
 // how many facts and entities have vectors, and the graph's edges (visible or not: the count store).
 // O(passages the reader sees).
 // $spaces: [string] or null
@@ -7,11 +7,11 @@ MATCH (m:Meta {id: $meta})
 CALL () {
   MATCH (p:Passage)
   WHERE p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)
-  RETURN count(p) AS passages, sum(size(coalesce(p.title, '')) + 1 + size(p.text)) AS characters
+  RETURN count(p) AS passages, sum(coalesce(p.word_count, 0)) AS words
 }
 CALL () { MATCH (v:FactVector) RETURN count(v) AS facts }
 CALL () { MATCH (v:EntityVector) RETURN count(v) AS entities }
 CALL () { MATCH ()-[r:RELATES]->() RETURN count(r) AS relations }
 CALL () { MATCH ()-[r:MENTIONS]->() RETURN count(r) AS mentions }
 CALL () { MATCH ()-[r:SYNONYM]->() RETURN count(r) AS synonyms }
-RETURN m.revision AS revision, passages, characters, facts, entities, relations + mentions + synonyms AS edges
+RETURN m.revision AS revision, passages, words, facts, entities, relations + mentions + synonyms AS edges

@@ -23,10 +23,16 @@ CREATE INDEX fact_passage IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.passage_id);
 CREATE INDEX passage_embed_hash IF NOT EXISTS FOR (n:Passage) ON (n.embed_hash);
 CREATE INDEX entity_embed_hash IF NOT EXISTS FOR (n:Entity) ON (n.embed_hash);
 CREATE INDEX fact_embed_hash IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.embed_hash);
-// Keyword search (BM25 in Lucene). standard-folding: lower case, diacritics removed, no stop words,
-// like the embedded store's FTS5 unicode61 tokenizer with remove_diacritics.
+// Keyword search (BM25 in Lucene) over what people read. standard-folding: lower case, diacritics
+// removed, English stop words dropped; titles are searched as phrases here (read_title_candidates).
 CREATE FULLTEXT INDEX passage_text IF NOT EXISTS FOR (n:Passage) ON EACH [n.title, n.text]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-folding'}};
+// Store-side BM25 (read_keyword_*.cypher): each passage's words as hippo's own BM25 counts them
+// (hippo.text.keyword_tokens, space-separated in `words`), split on white space only, so Lucene's
+// postings and document frequencies are those of the in-process index: no stop word dropped,
+// "Blekinge's" is "blekinge" and "s" on both sides.
+CREATE FULLTEXT INDEX passage_words IF NOT EXISTS FOR (n:Passage) ON EACH [n.words]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'unicode_whitespace'}};
 // Labels, relationship types and property keys that may exist on no record yet (a new store,
 // forgotten passages, an unbound model): registering them keeps the server (and the Browser)
 // from warning "... does not exist".
@@ -40,6 +46,8 @@ CALL db.createProperty('staged_embedding');
 CALL db.createProperty('embedding');
 CALL db.createProperty('page');
 CALL db.createProperty('headings');
+CALL db.createProperty('words');
+CALL db.createProperty('word_count');
 CALL db.createLabel('PassageVector');
 CALL db.createLabel('EntityVector');
 CALL db.createLabel('FactVector');

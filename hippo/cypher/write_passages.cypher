@@ -2,7 +2,8 @@
 // hung from its document. A passage whose document is not stored matches no row:
 // the caller compares `created` with what it sent and aborts the transaction.
 // $rows: [{doc_id, seq, props: {id, doc_id, index, title, text, name, space, version, embed_hash,
-//                          source, page, headings}}]   (source, page, headings may be null: not set)
+//                          source, page, headings, words, word_count}}]
+//   (source, page, headings may be null: not set; words: the passage's BM25 words, see schema.cypher)
 UNWIND $rows AS row
 MATCH (d:Document {id: row.doc_id})
 CREATE (d)-[:HAS_PASSAGE]->(p:Passage)

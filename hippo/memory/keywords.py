@@ -20,8 +20,6 @@ Rows are graph vertex ids, so liveness and spaces come from the projection.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable
 
@@ -30,8 +28,8 @@ import numpy as np
 from hippo.columns import Column
 from hippo.graph.ppr import this_workspace
 from hippo.runs import Run, SortedRuns
+from hippo.text import keyword_tokens as tokens
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 K1 = 1.2  # the usual defaults (FTS5, Lucene)
 B = 0.75
 IDF_FLOOR = 1e-6  # Robertson-Spärck Jones IDF, floored as FTS5 does: a word in most passages weighs ~0
@@ -39,15 +37,6 @@ SCAN_BUDGET = 100_000  # postings read in full per query before common words are
 
 Live = Callable[[np.ndarray], np.ndarray]
 """Rows -> whether each is a live passage."""
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-cased words with diacritics removed (what FTS5's unicode61 tokenizer does)."""
-    if text.isascii():  # NFKD leaves ASCII as it is: skip the per-character pass
-        return _WORD.findall(text.lower())
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return _WORD.findall(stripped.casefold())
 
 
 class SpacePostings:

@@ -46,7 +46,7 @@ from hippo.memory.store_cache import Adjacent, Fetched, NodeTable, PerNodeLookup
 from hippo.memory.store_words import keyword_scores, title_seeds
 from hippo.store import Store
 from hippo.store.base import Spaces
-from hippo.store.neo4j.reader import Edges, Neo4jReader, Statistics
+from hippo.store.neo4j.reader import FIRST_FETCH, FLOOR_FETCH, Edges, Neo4jReader, Statistics
 
 
 class StoreSource:
@@ -265,7 +265,8 @@ class StoreSource:
         if self._exact:
             top, low = self.reader.exact(family, q, k)  # type: ignore[arg-type]
             return top, low if low is not None else 0.0
-        top, bottom = self.reader.nearest(family, np.vstack([q, -q]), [k, 1])  # type: ignore[arg-type]
+        top, bottom = self.reader.nearest(family, np.vstack([q, -q]), [k, 1],  # type: ignore[arg-type]
+                                          least=[FIRST_FETCH, FLOOR_FETCH])
         return top, -float(bottom[0][1]) if bottom else 0.0
 
     def nearest_passages(self, q: np.ndarray, k: int) -> Nearest:

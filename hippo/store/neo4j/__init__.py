@@ -16,7 +16,8 @@ RELATES) names its vector by ``embed_hash``; the (:Vector) node with that
 as a float list (``embedding``, what the vector indexes read), and carries the
 label of every kind that uses it (:PassageVector, :EntityVector, :FactVector),
 one vector index per label (``hippo/cypher/schema_vector_indexes.cypher``). Stores of
-schema version 1 are migrated on open (``hippo/cypher/migrate_vectors.cypher``).
+schema version 1 are migrated on open (``hippo/cypher/migrate_vectors.cypher``), and of
+version 2 given their BM25 words (``words``, for the ``passage_words`` full-text index).
 
 Forgetting sets ``forgotten_at``/``forgotten_reason`` on passages (and on the
 document for a whole-document forget); every graph read follows live passages

@@ -26,7 +26,7 @@ import numpy as np
 
 from hippo.errors import StoreError
 from hippo.models import Passage
-from hippo.store.neo4j.writer import passage_name
+from hippo.store.neo4j.writer import passage_name, passage_words
 
 ARRAY = "\x1f"  # the array delimiter (U+001F): no heading or vector text contains it
 VECTOR_CHUNK = 20_000
@@ -160,13 +160,13 @@ def _write_records(db: sqlite3.Connection, out: CsvExport) -> int:
         if any(ARRAY in h for h in heads):
             raise StoreError(f"passage {id_} has a heading with the character U+001F, which the bulk import "
                              "uses between list elements; write this store with 'hippo index --store' instead")
-        name = passage_name(Passage(id=id_, doc_id=doc_id, index=index, title=title, text=body, space=space))
-        return line(id_, doc_id, index, title, body, name, space, version, embed, src, page,
-                    ARRAY.join(heads) if heads else None, s, created, gone, why)
+        record = Passage(id=id_, doc_id=doc_id, index=index, title=title, text=body, space=space)
+        return line(id_, doc_id, index, title, body, passage_name(record), *passage_words(record), space, version,
+                    embed, src, page, ARRAY.join(heads) if heads else None, s, created, gone, why)
 
     out.nodes["Passage"] = [out.directory / "passages.csv"]
-    _write_file(out, "passages", "id:ID(Passage),doc_id,index:long,title,text,name,space,version:long,embed_hash,"
-                "source,page:long,headings:string[],seq:long,created_at:datetime,forgotten_at:datetime,"
+    _write_file(out, "passages", "id:ID(Passage),doc_id,index:long,title,text,name,words,word_count:long,space,"
+                "version:long,embed_hash,source,page:long,headings:string[],seq:long,created_at:datetime,forgotten_at:datetime,"
                 "forgotten_reason", numbered(
         "SELECT id, doc_id, idx, title, text, space, version, embed_hash, source, page, headings, created_at, "
         "forgotten_at, forgotten_reason FROM passages ORDER BY rowid", passage), multiline=True)

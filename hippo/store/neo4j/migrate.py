@@ -4,21 +4,45 @@ Schema 1 -> 2 moves the vectors off the records people browse: version 1 kept
 a float list ``embedding`` on every Passage, Entity and RELATES (and the
 vector indexes on those labels); version 2 keeps it on the (:Vector) nodes
 only, labelled by the kinds of record that use them
-(``hippo/cypher/schema_vector_indexes.cypher`` describes the layout). Every step is
-idempotent and the schema version moves last, so a migration cut short is
-finished by the next open.
+(``hippo/cypher/schema_vector_indexes.cypher`` describes the layout).
+Schema 2 -> 3 gives every passage its BM25 words (``words``, ``word_count``)
+for the ``passage_words`` full-text index, which store-side recall scores with.
+Every step is idempotent and the schema version moves last, so a migration cut
+short is finished by the next open.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from hippo.models import Passage
 from hippo.store.cypher import cypher_statements
 from hippo.store.neo4j.connection import Connection
 from hippo.store.neo4j.schema import META, SCHEMA_VERSION, await_indexes, ensure_vector_indexes
 from hippo.store.neo4j.vectors import VECTOR_DTYPE, vector_list
+from hippo.store.neo4j.writer import passage_words
 
 _PAGE = 1000
+
+
+def migrate(db: Connection, found: str, dim: int | None) -> None:
+    """Bring a graph of schema version ``found`` to this hippo's, one step after another."""
+    if found == "1":
+        migrate_vectors(db, dim)
+    if found in ("1", "2"):
+        migrate_words(db)
+
+
+def migrate_words(db: Connection) -> None:
+    """Schema 2 -> 3, a page of passages per transaction."""
+    doing = "keeping each passage's BM25 words (schema 2 -> 3)"
+    while rows := db.read("passages_unworded", doing, limit=_PAGE):
+        db.write_one("write_passage_words", doing, rows=[
+            dict(zip(("id", "words", "word_count"), (r["id"], *passage_words(
+                Passage(id=r["id"], doc_id="", title=r["title"] or "", text=r["text"] or ""))), strict=True))
+            for r in rows])
+    await_indexes(db)  # the passage_words index fills as the words arrive
+    db.write_one("meta_schema_version", doing, meta=META, schema_version=SCHEMA_VERSION)
 
 
 def migrate_vectors(db: Connection, dim: int | None) -> None:
@@ -34,4 +58,4 @@ def migrate_vectors(db: Connection, dim: int | None) -> None:
     if dim is not None:
         ensure_vector_indexes(db, dim)  # drops the indexes on the records, creates the new ones
         await_indexes(db)
-    db.write_one("meta_schema_version", doing, meta=META, schema_version=SCHEMA_VERSION)
+    db.write_one("meta_schema_version", doing, meta=META, schema_version="2")

@@ -9,7 +9,8 @@ from hippo.errors import StoreError
 from hippo.store.cypher import cypher, cypher_statements
 from hippo.store.neo4j.connection import Connection, check_server_version
 
-SCHEMA_VERSION = "2"  # 2: vectors on (:Vector) nodes only (hippo/cypher/migrate_vectors.cypher)
+SCHEMA_VERSION = "3"  # 2: vectors on (:Vector) nodes only (hippo/cypher/migrate_vectors.cypher);
+# 3: each passage keeps its BM25 words (``words``, ``word_count``) for the passage_words index
 META = "hippo"  # the id of the (:Meta) node
 VECTOR_INDEX_LABELS = {"passage_embedding": ["PassageVector"], "entity_embedding": ["EntityVector"],
                        "fact_embedding": ["FactVector"]}
@@ -58,7 +59,7 @@ def require_indexes(db: Connection, dim: int | None) -> None:
     """The full-text index and (once a model is bound) the vector indexes exist and are online;
     otherwise a StoreError naming the command that creates them."""
     found = {r["name"]: r["state"] for r in db.read("hippo_indexes", "reading the indexes")}
-    wanted = ["passage_text", *(VECTOR_INDEX_LABELS if dim else [])]
+    wanted = ["passage_text", "passage_words", *(VECTOR_INDEX_LABELS if dim else [])]
     missing = [name for name in wanted if name not in found]
     if missing:
         raise StoreError(f"Neo4j at {db.url} has no index {', '.join(missing)} (a database written by an "
@@ -70,9 +71,12 @@ def require_indexes(db: Connection, dim: int | None) -> None:
 
 
 def check_schema_version(db: Connection, found: str) -> None:
-    if found != SCHEMA_VERSION:
-        raise StoreError(f"Neo4j at {db.url} holds a hippo graph of schema version {found}; "
-                         f"this hippo reads version {SCHEMA_VERSION}")
+    if found == SCHEMA_VERSION:
+        return
+    older = found.isdigit() and int(found) < int(SCHEMA_VERSION)
+    upgrade = f"; '{indexes_command(db)}' upgrades it (as any open that may change the schema)" if older else ""
+    raise StoreError(f"Neo4j at {db.url} holds a hippo graph of schema version {found}; "
+                     f"this hippo reads version {SCHEMA_VERSION}{upgrade}")
 
 
 def ensure_vector_indexes(db: Connection, dim: int) -> None:

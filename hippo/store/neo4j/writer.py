@@ -21,11 +21,20 @@ from hippo.store.common import check_versions, chunks
 from hippo.store.cypher import cypher
 from hippo.store.neo4j.schema import META, lock_meta
 from hippo.store.neo4j.vectors import VECTOR_DTYPE, vector_bytes, vector_list
+from hippo.text import keyword_tokens
 
 R = TypeVar("R", Passage, Entity, Fact)
 
 CHUNK = 1000  # rows per UNWIND statement (all statements of a write share one transaction)
 ID_CHUNK = 10_000  # ids per read statement
+
+
+def passage_words(p: Passage) -> tuple[str, int]:
+    """The passage's words as BM25 counts them, space-separated, and how many: the store's
+    ``passage_words`` full-text index splits on white space only, so Lucene and hippo see the
+    same words, and BM25's length norm counts them as in process."""
+    words = keyword_tokens(p.embed_text)
+    return " ".join(words), len(words)
 
 
 def passage_name(p: Passage) -> str:
@@ -107,7 +116,8 @@ class BatchWriter:
             {"doc_id": p.doc_id, "seq": seq + i, "props": {
                 "id": p.id, "doc_id": p.doc_id, "index": p.index, "title": p.title, "text": p.text,
                 "name": passage_name(p), "space": p.space, "version": p.version, "embed_hash": embed_hash(p),
-                "source": p.source, "page": p.page, "headings": p.headings or None}}
+                "source": p.source, "page": p.page, "headings": p.headings or None,
+                **dict(zip(("words", "word_count"), passage_words(p), strict=True))}}
             for i, p in enumerate(passages)])
         seq += len(passages)
         missing = {p.id for p in passages} - {pid for r in created for pid in r["created"]}
