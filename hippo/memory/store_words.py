@@ -27,7 +27,6 @@ by ``hippo.memory.titles``, as in process.
 from __future__ import annotations
 
 import math
-from collections import Counter
 
 import numpy as np
 
@@ -51,7 +50,7 @@ def keyword_scores(reader: Neo4jReader, statistics: Statistics, query: str, limi
     if not terms or not documents or limit <= 0:
         return []
     quoted = {t: f'"{t}"' for t in terms}  # words are \w+ runs: no quote, no Lucene syntax
-    candidates = reader.keyword_candidates(" OR ".join(quoted.values()), CANDIDATES * limit)
+    candidates = reader.keyword_candidates(" OR ".join(quoted.values()), terms, CANDIDATES * limit)
     if not candidates:
         return []
     frequency = frequencies if frequencies is not None else {}
@@ -65,16 +64,12 @@ def keyword_scores(reader: Neo4jReader, statistics: Statistics, query: str, limi
         if df > 0:
             idf[t] = max(math.log((documents - df + 0.5) / (df + 0.5)), IDF_FLOOR)
     average = statistics.words / documents or 1.0
-    scored = []
-    for pid, words in candidates:
-        split = words.split()
-        counts = Counter(split)
-        norm = K1 * (1 - B + B * len(split) / average)
-        score = sum(w * counts[t] * (K1 + 1) / (counts[t] + norm) for t, w in idf.items() if counts[t])
-        if score > 0:
-            scored.append((pid, score))
-    order = np.argsort([-s for _, s in scored], kind="stable")[:limit]
-    return [scored[i] for i in order.tolist()]
+    weights = np.array([idf.get(t, 0.0) for t in terms])
+    counts = np.array([c for _, _, c in candidates], dtype=np.float64).reshape(len(candidates), len(terms))
+    norm = K1 * (1 - B + B * np.array([n for _, n, _ in candidates], dtype=np.float64) / average)
+    scores = (weights * counts * (K1 + 1) / (counts + norm[:, None])).sum(axis=1)
+    order = [i for i in np.argsort(-scores, kind="stable")[:limit].tolist() if scores[i] > 0]
+    return [(candidates[i][0], float(scores[i])) for i in order]
 
 
 def title_seeds(reader: Neo4jReader, query: str) -> dict[str, float]:

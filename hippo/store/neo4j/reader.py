@@ -187,11 +187,12 @@ class Neo4jReader:
 
     # -- words ---------------------------------------------------------------------------
 
-    def keyword_candidates(self, query: str, k: int) -> list[tuple[str, str]]:
-        """(id, words) of the ``k`` best visible passages by the full-text index's own ranking:
-        ``words`` as BM25 counts them, space-separated (``hippo.store.neo4j.writer.passage_words``)."""
-        rows = self._read("read_keyword_candidates", "searching keywords", query=query, k=k)
-        return [(r["id"], r["words"]) for r in rows]
+    def keyword_candidates(self, query: str, terms: list[str], k: int) -> list[tuple[str, int, list[int]]]:
+        """The ``k`` best visible passages by the full-text index's own ranking, as (id, length in
+        words, occurrences of each of ``terms``), words as BM25 counts them
+        (``hippo.store.neo4j.writer.passage_words``)."""
+        rows = self._read("read_keyword_candidates", "searching keywords", query=query, terms=terms, k=k)
+        return [(pid, int(length), counts) for pid, length, counts in rows[0]["found"]] if rows else []
 
     def document_frequencies(self, terms: list[str], cap: int) -> dict[str, int]:
         """Per quoted word: visible live passages holding it, counted up to ``cap``."""
