@@ -1,4 +1,5 @@
-"""What store-side recalls keep between queries (``hippo.memory.store_cache``), without a database."""
+"""What store-side recalls keep between queries (``hippo.memory.store_cache``) and the reads they start
+ahead (``hippo.memory.ahead``), without a database."""
 
 import numpy as np
 import pytest
@@ -57,3 +58,30 @@ def test_a_wave_gathers_its_frontiers_edges_from_every_wave_fetched_before():
     assert owners.tolist() == [0, 2, 2, 3] and targets.tolist() == [9, 7, 8, 9]
     assert weights.tolist() == [2.0, 0.5, 1.0, 2.0] and kinds.tolist() == [0, 1, 2, 0]
     assert fetched.targets_of(3).tolist() == [7, 8] and fetched.targets_of(1).tolist() == []
+
+
+def test_a_read_started_ahead_is_taken_once_with_its_answer_or_its_error():
+    import threading
+
+    from hippo.memory.ahead import Ahead
+
+    ahead, ran, release = Ahead(), [], threading.Event()
+
+    def read(x: int) -> int:
+        release.wait(5)
+        ran.append((threading.current_thread().name, x))
+        return x * 2
+
+    def fails() -> None:
+        raise StoreError("Neo4j went away")
+
+    ahead.start("a", read, 1)
+    ahead.start("b", fails)
+    assert len(ahead) == 2
+    release.set()
+    assert ahead.take("a", read, 99) == 2  # the answer of the read started, not a new one
+    with pytest.raises(StoreError, match="went away"):
+        ahead.take("b", read, 0)
+    assert ahead.take("a", read, 3) == 6  # taken once: asked again, it runs here
+    assert [x for _, x in ran] == [1, 3] and ran[0][0].startswith("hippo-read-ahead")
+    assert ran[1][0] == threading.current_thread().name and len(ahead) == 0

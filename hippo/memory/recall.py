@@ -112,6 +112,8 @@ class Recaller:
         clock = time.perf_counter()
         if source.passage_total == 0:
             return RankedPassages.fallback("empty", source, query, [], {}, timings)
+        share, top = s.keyword_prior_share, s.passage_prior_top
+        source.read_ahead(query, (top or KEYWORD_POOL) if share > 0 else 0)  # what only needs the text
         phrases = self._phrases(query)
         hops = self._hops(query) if self._hops is not None and s.hop_fact_queries else []
         vectors = self._embed([query, *phrases, *hops])
@@ -120,8 +122,10 @@ class Recaller:
 
         clock = time.perf_counter()
         ranking_k = max(k * 4, 50)
+        fact_queries = np.vstack([q, hop_vectors]) if len(hops) else q
+        self._search_ahead(source, q, max(s.passage_prior_top, ranking_k), fact_queries, phrase_vectors)
         dense = self._dense(source, q, max(s.passage_prior_top, ranking_k))
-        kept, fact_scores = self._facts(source, np.vstack([q, hop_vectors]) if len(hops) else q)
+        kept, fact_scores = self._facts(source, fact_queries)
         links = self._links(source, phrase_vectors)
         titles = source.title_seeds(query)
         timings["seeds"] = time.perf_counter() - clock
@@ -191,6 +195,17 @@ class Recaller:
                               query_vector=q, fact_scores=fact_scores)
 
     # -- pieces --------------------------------------------------------------------
+
+    def _search_ahead(self, source: RecallSource, q: np.ndarray, dense_k: int, fact_queries: np.ndarray,
+                      phrase_vectors: np.ndarray) -> None:
+        """Tell the source every vector search ``_dense``, ``_facts`` and ``_links`` will ask, with
+        their arguments, so a remote source runs them at once (the same conditions as theirs)."""
+        s = self.settings
+        source.search_ahead("passages", q, dense_k)
+        if s.fact_top_k and source.fact_total():
+            source.search_ahead("facts", fact_queries, s.fact_top_k * 8)
+        if len(phrase_vectors) and s.link_top_k and source.entity_total():
+            source.search_ahead("entities", phrase_vectors, s.link_top_k)
 
     @staticmethod
     def _anchor(source: RecallSource, kept: list[int], scores: list[float], links: list[tuple[int, float, int]],

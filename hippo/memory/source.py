@@ -135,6 +135,14 @@ class RecallSource(Protocol):
 
     # -- words -------------------------------------------------------------------------
 
+    def read_ahead(self, query: str, keyword_limit: int) -> None:
+        """A hint at the start of a recall: ``keyword_scores(query, keyword_limit)`` (0: not) and
+        ``title_seeds(query)`` will be asked; a remote source may start those reads now."""
+
+    def search_ahead(self, family: str, queries: np.ndarray, k: int) -> None:
+        """A hint: ``nearest_<family>`` will be asked for ``k`` (passages, facts: for each row of
+        ``queries``; entities: all rows in one call); a remote source may start the searches now."""
+
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
         """BM25 of the ``limit`` best visible passages, by passage node. In process, statistics
         come from the reader's spaces only (``hippo.memory.keywords``); a store-side source reads
@@ -252,6 +260,12 @@ class LocalSource:
     def fact_passages(self, rows: list[int]) -> list[str]:
         ends = self.state.fact_ends
         return [ends[row][2] for row in rows]
+
+    def read_ahead(self, query: str, keyword_limit: int) -> None:
+        pass  # everything is in memory
+
+    def search_ahead(self, family: str, queries: np.ndarray, k: int) -> None:
+        pass
 
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
         vertex = self.state.projection.vertex

@@ -40,6 +40,7 @@ from hippo.graph.ppr import (
 )
 from hippo.graph.scoring import Readout, passage_mass
 from hippo.graph.view import Solver
+from hippo.memory.ahead import Ahead
 from hippo.memory.names import surface_form
 from hippo.memory.source import Nearest
 from hippo.memory.store_cache import Adjacent, Fetched, NodeTable, PerNodeLookup, ReaderCache
@@ -66,6 +67,7 @@ class StoreSource:
         self.fact_rows: list[tuple[str, int, int, str, str]] = []  # id, subject, object, passage id, hash
         self._fact_row: dict[str, int] = {}
         self._keys: dict[str, int] = {}
+        self.ahead = Ahead()  # reads started by ``read_ahead`` and ``search_ahead``
 
     # -- the reader's graph ------------------------------------------------------------
 
@@ -262,6 +264,9 @@ class StoreSource:
         else from the vector index (the floor: the best hit for ``-q``, which an approximate index may
         miss by a little)."""
         q = np.asarray(q, dtype=np.float64)
+        return self.ahead.take((family, q.tobytes(), k), self._search, family, q, k)
+
+    def _search(self, family: str, q: np.ndarray, k: int) -> tuple[list[list[Any]], float]:
         if self._exact:
             top, low = self.reader.exact(family, q, k)  # type: ignore[arg-type]
             return top, low if low is not None else 0.0
@@ -291,14 +296,17 @@ class StoreSource:
             self.fact_rows.append((fid, s, o, passage, key))
         return row
 
-    def nearest_entities(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        queries = np.atleast_2d(queries)
-        out = []
+    def _nearest_entities(self, queries: np.ndarray, k: int) -> list[list[list[Any]]]:
+        return self.ahead.take(("entities", queries.tobytes(), k), self._search_entities, queries, k)
+
+    def _search_entities(self, queries: np.ndarray, k: int) -> list[list[list[Any]]]:
         if self._exact:
-            every = [self.reader.exact("entities", x, k)[0] for x in queries]
-        else:
-            every = self.reader.nearest("entities", queries, [k] * len(queries))
-        for found in every:
+            return [self.reader.exact("entities", x, k)[0] for x in queries]
+        return self.reader.nearest("entities", queries, [k] * len(queries))
+
+    def nearest_entities(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for found in self._nearest_entities(np.atleast_2d(np.asarray(queries, dtype=np.float64)), k):
             handles = self.table.handles([r[0] for r in found], False)
             self._want_counts.update(handles.tolist())
             out.append((np.array([r[1] for r in found], dtype=np.float32), handles))
@@ -341,13 +349,36 @@ class StoreSource:
 
     # -- words ---------------------------------------------------------------------------
 
+    def read_ahead(self, query: str, keyword_limit: int) -> None:
+        """Start the reads that need only the query's text on a thread, so Neo4j answers them while
+        this recall parses and embeds the query and searches the vector indexes; ``keyword_scores``
+        and ``title_seeds`` take their answers (or their errors). Only the reads run there: handles
+        are given out on the recall's own thread."""
+        if keyword_limit > 0:
+            self.ahead.start(("keywords", query, keyword_limit), self._keyword_scores, query, keyword_limit)
+        self.ahead.start(("titles", query), title_seeds, self.reader, query)
+
+    def search_ahead(self, family: str, queries: np.ndarray, k: int) -> None:
+        """Start the vector searches ``nearest_<family>`` will be asked for (each row of ``queries``;
+        entities: all rows at once) on threads: the three families' searches then overlap."""
+        queries = np.atleast_2d(np.asarray(queries, dtype=np.float64))
+        if family == "entities":
+            self.ahead.start((family, queries.tobytes(), k), self._search_entities, queries, k)
+            return
+        for q in queries:
+            self.ahead.start((family, q.tobytes(), k), self._search, family, q, k)
+
+    def _keyword_scores(self, query: str, limit: int) -> list[tuple[str, float]]:
+        return keyword_scores(self.reader, self.statistics, query, limit,
+                              self.cache.frequencies if self.cache is not None else None)
+
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
-        scored = keyword_scores(self.reader, self.statistics, query, limit,
-                                self.cache.frequencies if self.cache is not None else None)
+        scored = self.ahead.take(("keywords", query, limit), self._keyword_scores, query, limit)
         return {self.table.handle(pid, True): score for pid, score in scored}
 
     def title_seeds(self, query: str) -> dict[int, float]:
-        return {self.table.handle(pid, True): w for pid, w in title_seeds(self.reader, query).items()}
+        found = self.ahead.take(("titles", query), title_seeds, self.reader, query)
+        return {self.table.handle(pid, True): w for pid, w in found.items()}
 
     def entity_names(self, ids: list[str]) -> dict[str, str]:
         names = {}
