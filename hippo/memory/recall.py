@@ -122,9 +122,9 @@ class Recaller:
 
         clock = time.perf_counter()
         ranking_k = max(k * 4, 50)
-        fact_queries = np.vstack([q, hop_vectors]) if len(hops) else q
-        self._search_ahead(source, q, max(s.passage_prior_top, ranking_k), fact_queries, phrase_vectors)
-        dense = self._dense(source, q, max(s.passage_prior_top, ranking_k))
+        dense_k, fact_queries = max(s.passage_prior_top, ranking_k), np.vstack([q, hop_vectors]) if len(hops) else q
+        self._search_ahead(source, q, dense_k, fact_queries, phrase_vectors)
+        dense = self._dense(source, q, dense_k)
         kept, fact_scores = self._facts(source, fact_queries)
         links = self._links(source, phrase_vectors)
         titles = source.title_seeds(query)

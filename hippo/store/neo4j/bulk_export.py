@@ -161,8 +161,8 @@ def _write_records(db: sqlite3.Connection, out: CsvExport) -> int:
             raise StoreError(f"passage {id_} has a heading with the character U+001F, which the bulk import "
                              "uses between list elements; write this store with 'hippo index --store' instead")
         record = Passage(id=id_, doc_id=doc_id, index=index, title=title, text=body, space=space)
-        return line(id_, doc_id, index, title, body, passage_name(record), *passage_words(record), space, version,
-                    embed, src, page, ARRAY.join(heads) if heads else None, s, created, gone, why)
+        return line(id_, doc_id, index, title, body, passage_name(record), *passage_words(record).values(), space,
+                    version, embed, src, page, ARRAY.join(heads) if heads else None, s, created, gone, why)
 
     out.nodes["Passage"] = [out.directory / "passages.csv"]
     _write_file(out, "passages", "id:ID(Passage),doc_id,index:long,title,text,name,words,word_count:long,space,"

@@ -38,8 +38,8 @@ def migrate_words(db: Connection) -> None:
     doing = "keeping each passage's BM25 words (schema 2 -> 3)"
     while rows := db.read("passages_unworded", doing, limit=_PAGE):
         db.write_one("write_passage_words", doing, rows=[
-            dict(zip(("id", "words", "word_count"), (r["id"], *passage_words(
-                Passage(id=r["id"], doc_id="", title=r["title"] or "", text=r["text"] or ""))), strict=True))
+            {"id": r["id"], **passage_words(Passage(id=r["id"], doc_id="", title=r["title"] or "",
+                                                      text=r["text"] or ""))}
             for r in rows])
     await_indexes(db)  # the passage_words index fills as the words arrive
     db.write_one("meta_schema_version", doing, meta=META, schema_version=SCHEMA_VERSION)

@@ -29,12 +29,12 @@ CHUNK = 1000  # rows per UNWIND statement (all statements of a write share one t
 ID_CHUNK = 10_000  # ids per read statement
 
 
-def passage_words(p: Passage) -> tuple[str, int]:
+def passage_words(p: Passage) -> dict[str, str | int]:
     """The passage's words as BM25 counts them, space-separated, and how many: the store's
     ``passage_words`` full-text index splits on white space only, so Lucene and hippo see the
     same words, and BM25's length norm counts them as in process."""
     words = keyword_tokens(p.embed_text)
-    return " ".join(words), len(words)
+    return {"words": " ".join(words), "word_count": len(words)}
 
 
 def passage_name(p: Passage) -> str:
@@ -117,7 +117,7 @@ class BatchWriter:
                 "id": p.id, "doc_id": p.doc_id, "index": p.index, "title": p.title, "text": p.text,
                 "name": passage_name(p), "space": p.space, "version": p.version, "embed_hash": embed_hash(p),
                 "source": p.source, "page": p.page, "headings": p.headings or None,
-                **dict(zip(("words", "word_count"), passage_words(p), strict=True))}}
+                **passage_words(p)}}
             for i, p in enumerate(passages)])
         seq += len(passages)
         missing = {p.id for p in passages} - {pid for r in created for pid in r["created"]}
