@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from hippo.errors import StoreError
-from hippo.memory.store_cache import Fetched, Names, NodeTable, ReaderCache
+from hippo.memory.store_cache import EdgeCache, Fetched, Names, NodeTable, ReaderCache
 
 
 def test_names_intern_each_id_once_and_remember_which_are_passages():
@@ -58,6 +58,22 @@ def test_a_wave_gathers_its_frontiers_edges_from_every_wave_fetched_before():
     assert owners.tolist() == [0, 2, 2, 3] and targets.tolist() == [9, 7, 8, 9]
     assert weights.tolist() == [2.0, 0.5, 1.0, 2.0] and kinds.tolist() == [0, 1, 2, 0]
     assert fetched.targets_of(3).tolist() == [7, 8] and fetched.targets_of(1).tolist() == []
+
+
+def test_a_readers_edge_cache_gathers_runs_by_name_and_keeps_the_first_of_two_adds():
+    edges = EdgeCache()
+    assert edges.unknown(np.array([4, 2, 4])).tolist() == [4, 2]
+    # name 4: two edges (to 7 and 8), mentioned by 3 passages; name 2: one synonym edge
+    edges.add(np.array([4, 2]), np.array([2, 1]), np.array([7, 8, 9]), np.array([1.0, 0.5, 0.25]),
+              np.array([0, 1, 2], dtype=np.int8), np.array([3, 0]))
+    # a second recall read 2 again with 5 as well: 2 keeps what was added first
+    edges.add(np.array([2, 5]), np.array([1, 2]), np.array([6, 1, 3]), np.array([9.0, 2.0, 2.0]),
+              np.array([2, 0, 0], dtype=np.int8), np.array([0, 1]))
+    assert len(edges) == 3 and edges.unknown(np.array([5, 4, 6])).tolist() == [6]
+    lengths, targets, weights, kinds, strength, passages = edges.gather(np.array([2, 5, 4]))
+    assert lengths.tolist() == [1, 2, 2] and targets.tolist() == [9, 1, 3, 7, 8]
+    assert weights.tolist() == [0.25, 2.0, 2.0, 1.0, 0.5] and kinds.tolist() == [2, 0, 0, 0, 1]
+    assert strength.tolist() == [0.25, 4.0, 1.5] and passages.tolist() == [0, 1, 3]
 
 
 def test_a_read_started_ahead_is_taken_once_with_its_answer_or_its_error():

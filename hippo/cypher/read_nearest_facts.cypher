@@ -1,16 +1,19 @@
 // Store-side recall: the visible facts nearest to each query vector, with their ends, passage and
 // text hash. A fact is visible when the live passage it was read from is in the reader's spaces.
-// See read_nearest_passages.cypher. $queries: [[float]], $fetch: [int] (per query), $spaces: [string] or null
+// See read_nearest_passages.cypher. $queries: [[float]], $fetch: [int] (per query), $keep: int,
+// $spaces: [string] or null
 UNWIND range(0, size($queries) - 1) AS i
 CALL (i) {
   CALL db.index.vector.queryNodes('fact_embedding', $fetch[i], $queries[i]) YIELD node
-  WITH collect([node.hash, vector.similarity.cosine(node.embedding, $queries[i])]) AS hits
-  CALL (hits) {
-    UNWIND hits AS hit
-    MATCH (s:Entity)-[r:RELATES {embed_hash: hit[0]}]->(o:Entity)
+  WITH collect(node) AS hits
+  CALL (hits, i) {
+    UNWIND hits AS v
+    MATCH (s:Entity)-[r:RELATES {embed_hash: v.hash}]->(o:Entity)
     MATCH (p:Passage {id: r.passage_id})
     WHERE p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)
-    WITH r, s, o, hit[1] AS score
+    WITH r, s, o, v
+    LIMIT $keep
+    WITH r, s, o, vector.similarity.cosine(v.embedding, $queries[i]) AS score
     ORDER BY score DESC, r.seq
     RETURN collect([r.id, score, s.id, o.id, r.passage_id, r.embed_hash]) AS found
   }

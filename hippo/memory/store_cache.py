@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -118,17 +117,6 @@ class _HandleIds:
         return self.table.names.ids[self.table.named[handle]]
 
 
-@dataclass(frozen=True)
-class Adjacent:
-    """One node's visible edges, ready for a walk: targets (``Names``), weights, kinds, their sum."""
-
-    targets: np.ndarray
-    weights: np.ndarray
-    kinds: np.ndarray
-    strength: float
-    passages: int  # visible passages mentioning it (an entity's specificity)
-
-
 class Fetched:
     """The edges one recall fetched, by its handles, appended a push wave at a time: a handle's are
     one run of the columns, so a wave gathers its frontier's edges with array operations instead of
@@ -170,19 +158,72 @@ class Fetched:
         return self.targets.values[start : start + int(self.length[handle])]
 
 
-class ReaderCache:
-    """The visible edges one reader's recalls fetched, by ``Names``, at one store revision, and the
-    document frequencies its keyword scores read.
+class EdgeCache:
+    """The visible edges of the nodes recalls fetched, by ``Names``, as runs (``Fetched``), with each
+    node's strength (the sum of its edges' weights) and, for an entity, the visible passages
+    mentioning it. A wave of 26k cached nodes (a 2Wiki recall) is then a few array operations;
+    as one small object per node, turning them into a recall's edges was most of its client CPU.
+    Recalls of one reader may share it from several threads: reads and adds hold its lock."""
 
-    At most ``capacity`` nodes (a setting), the names their edges reach and as many words,
-    cleared when full and whenever the revision moves: no graph-sized state, never a stale edge.
-    Handles and strengths stay each recall's own, so a recall walks exactly as it would
-    with nothing cached (the same push schedule and tie order, whatever earlier recalls
-    read)."""
+    def __init__(self) -> None:
+        self.runs = Fetched()
+        self.strength, self.passages = Column(np.float64), Column(np.int64)
+        self.nodes = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self.nodes
+
+    def unknown(self, names: np.ndarray) -> np.ndarray:
+        """The names among ``names`` (each once) whose edges were never added."""
+        with self._lock:
+            return self.runs.missing(names)
+
+    def add(self, names: np.ndarray, lengths: np.ndarray, targets: np.ndarray, weights: np.ndarray,
+            kinds: np.ndarray, passages: np.ndarray) -> None:
+        """The edges of ``names`` (unknown before, each once), concatenated in their order."""
+        with self._lock:
+            fresh = self.runs.missing(names)
+            if len(fresh) < len(names):  # another recall added some meanwhile
+                keep = np.isin(names, fresh)
+                inside = np.repeat(keep, lengths)
+                names, lengths, passages = names[keep], lengths[keep], passages[keep]
+                targets, weights, kinds = targets[inside], weights[inside], kinds[inside]
+            if not len(names):
+                return
+            top = int(names.max()) + 1
+            self.strength.extend_to(top, 0.0)
+            self.passages.extend_to(top, 0)
+            self.strength[names] = np.bincount(np.repeat(np.arange(len(names)), lengths), weights,
+                                               minlength=len(names))
+            self.passages[names] = passages
+            self.runs.add(names, lengths, targets, weights, kinds)
+            self.nodes += len(names)
+
+    def gather(self, names: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                 np.ndarray]:
+        """Per name (all added before): its edges' lengths, then all their targets, weights and kinds
+        in the order of ``names``, then each name's strength and visible passages."""
+        with self._lock:
+            owners, targets, weights, kinds = self.runs.of(names)
+            return (self.runs.length[names], targets, weights, kinds, self.strength[names],
+                    self.passages[names])
+
+
+class ReaderCache:
+    """The visible edges one reader's recalls fetched (``EdgeCache``), by ``Names``, at one store
+    revision, and the document frequencies its keyword scores read.
+
+    Started over when the revision moves and once it holds ``capacity`` nodes (a setting; the
+    recall that fills it finishes in it, so it can hold more by what one recall fetched, itself at
+    most ``neo4j_read_nodes``), the names their edges reach, or as many words: no graph-sized
+    state, never a stale edge. Handles and strengths stay each recall's own, so a recall walks
+    exactly as it would with nothing cached (the same push schedule and tie order, whatever
+    earlier recalls read)."""
 
     def __init__(self, capacity: int, revision: int, names_capacity: int) -> None:
         self.capacity, self.revision, self.names_capacity = capacity, revision, names_capacity
-        self.edges: dict[int, Adjacent] = {}
+        self.edges = EdgeCache()
         self.names = Names()
         self.frequencies: dict[str, int] = {}  # quoted word -> visible passages holding it (BM25)
 

@@ -24,7 +24,6 @@ through a ``hippo.store.neo4j.reader.Neo4jReader``:
 from __future__ import annotations
 
 import itertools
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -43,8 +42,8 @@ from hippo.graph.view import Solver
 from hippo.memory.ahead import Ahead
 from hippo.memory.names import surface_form
 from hippo.memory.source import Nearest
-from hippo.memory.store_cache import Adjacent, Fetched, NodeTable, PerNodeLookup, ReaderCache
-from hippo.memory.store_words import keyword_scores, title_seeds
+from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache
+from hippo.memory.store_words import keyword_scores, start_keyword_reads, title_seeds
 from hippo.store import Store
 from hippo.store.base import Spaces
 from hippo.store.neo4j.reader import FIRST_FETCH, FLOOR_FETCH, Edges, Neo4jReader, Statistics
@@ -60,7 +59,8 @@ class StoreSource:
         self.table = NodeTable(capacity, cache.names if cache is not None else None)
         self.cache, self.exact_max = cache, exact_max
         self.relation_weight, self.mention_weight = relation_weight, mention_weight
-        self._fetched = Fetched()
+        self._fetched = Fetched()  # by handle
+        self._edges = cache.edges if cache is not None else EdgeCache()  # by name
         self._strength = np.ones(0)  # by handle: the sum of its visible edges once fetched, else 1
         self._want_counts: set[int] = set()
         self._cosines: dict[bytes, dict[int, float]] = {}
@@ -68,6 +68,7 @@ class StoreSource:
         self._fact_row: dict[str, int] = {}
         self._keys: dict[str, int] = {}
         self.ahead = Ahead()  # reads started by ``read_ahead`` and ``search_ahead``
+        self._counted: dict[str, int] = {}  # document frequencies, when no reader cache keeps them
 
     # -- the reader's graph ------------------------------------------------------------
 
@@ -121,50 +122,44 @@ class StoreSource:
         return np.array([0 if passage[h] else count[h] for h in nodes.tolist()], dtype=np.float64)
 
     def _fetch(self, nodes: np.ndarray) -> None:
-        """The visible edges of the nodes not fetched before, in one round trip."""
-        missing_handles = self._fetched.missing(np.asarray(nodes, dtype=np.int64))
-        if not len(missing_handles):
+        """The visible edges of the nodes not fetched before: those no recall of this reader fetched
+        in one round trip, then all of them from the reader's ``EdgeCache`` by array operations."""
+        missing = self._fetched.missing(np.asarray(nodes, dtype=np.int64))
+        if not len(missing):
             return
         t = self.table
-        named, is_passage = t.named[missing_handles].tolist(), t.passage[missing_handles]
-        cached = self.cache.edges if self.cache is not None else {}
-        fresh: dict[int, Adjacent] = {}
-        ask = [i for i, n in enumerate(named) if n not in cached]
-        if ask:
-            ids, passage = t.names.ids, is_passage.tolist()
-            found = self.reader.neighbours([ids[named[i]] for i in ask if passage[i]],
-                                           [ids[named[i]] for i in ask if not passage[i]])
-            empty = Edges([], [], [], [])
-            fresh = {named[i]: self._arrays(found.get(ids[named[i]], empty)) for i in ask}
-            if self.cache is not None and len(cached) + len(fresh) <= self.cache.capacity:
-                cached.update(fresh)
-        adjacent = [fresh.get(n) or cached[n] for n in named]
+        names = t.named[missing]
+        ask = self._edges.unknown(names)
+        if len(ask):
+            ids, passage = t.names.ids, t.names.passage[ask]
+            found = self.reader.neighbours([ids[n] for n in ask[passage].tolist()],
+                                           [ids[n] for n in ask[~passage].tolist()])
+            self._edges.add(ask, *self._runs(ask, found))
+        lengths, targets, weights, kinds, strength, passages = self._edges.gather(names)
         # one lookup for every target of the wave; handles are still numbered in the order met
-        parts = {name: list(map(attrgetter(name), adjacent)) for name in ("targets", "weights", "kinds")}
-        targets = t.of_names(np.concatenate(parts["targets"]))
-        lengths = np.fromiter(map(len, parts["targets"]), np.int64, len(adjacent))
-        self._fetched.add(missing_handles, lengths, targets, np.concatenate(parts["weights"]),
-                          np.concatenate(parts["kinds"]))
-        entity = ~is_passage
-        t.count.update(zip(missing_handles[entity].tolist(),
-                           map(attrgetter("passages"), itertools.compress(adjacent, entity.tolist())), strict=True))
+        self._fetched.add(missing, lengths, t.of_names(targets), weights, kinds)
+        entity = ~t.passage[missing]
+        t.count.update(zip(missing[entity].tolist(), passages[entity].tolist(), strict=True))
         if len(self._strength) < t.size:
             self._strength = np.concatenate([self._strength, np.ones(max(t.size, 1024))])
-        self._strength[missing_handles] = np.fromiter(map(attrgetter("strength"), adjacent), np.float64, len(adjacent))
+        self._strength[missing] = strength
 
-    def _arrays(self, edges: Edges) -> Adjacent:
-        """One node's edges as the arrays a walk reads (targets as the reader's ``Names``)."""
-        mentions, relations, synonyms = len(edges.entities) + len(edges.passages), len(edges.relations), \
-            len(edges.synonyms)
-        targets = [*edges.entities, *edges.passages, *edges.relations, *(o for o, _ in edges.synonyms)]
-        passage = np.zeros(len(targets), dtype=bool)
-        passage[len(edges.entities) : mentions] = True
-        weights = np.concatenate([np.full(mentions + relations, self.mention_weight),
-                                  np.array([w for _, w in edges.synonyms], dtype=np.float64)])
-        weights[mentions : mentions + relations] = self.relation_weight
-        kinds = np.repeat(np.array([MENTION, RELATION, SYNONYM], dtype=np.int8), [mentions, relations, synonyms])
-        return Adjacent(self.table.names.of(targets, passage), weights, kinds, float(weights.sum()),
-                        len(edges.passages))
+    def _runs(self, names: np.ndarray, found: dict[str, Edges]) -> tuple[np.ndarray, ...]:
+        """The edges read for ``names`` as ``EdgeCache.add`` takes them: targets as the reader's
+        ``Names``, weighted as in process (relation and mention weights, synonym scores)."""
+        ids, empty = self.table.names.ids, Edges([], [], [], [])
+        edges = [found.get(ids[n], empty) for n in names.tolist()]
+        counts = np.array([(len(e.entities), len(e.passages), len(e.relations), len(e.synonyms)) for e in edges],
+                          dtype=np.int64).reshape(-1, 4)
+        part = np.repeat(np.tile(np.arange(4), len(edges)), counts.ravel())  # 0-3: the four lists of Edges
+        targets = self.table.names.of(
+            list(itertools.chain.from_iterable(
+                itertools.chain(e.entities, e.passages, e.relations, (o for o, _ in e.synonyms)) for e in edges)),
+            part == 1)
+        weights = np.array([self.mention_weight, self.mention_weight, self.relation_weight, 0.0])[part]
+        weights[part == 3] = [w for e in edges for _, w in e.synonyms]
+        kinds = np.array([MENTION, MENTION, RELATION, SYNONYM], dtype=np.int8)[part]
+        return counts.sum(axis=1), targets, weights, kinds, counts[:, 1]
 
     def mentions(self, passage: int) -> np.ndarray:
         if not self.table.passage[passage]:
@@ -354,8 +349,7 @@ class StoreSource:
         this recall parses and embeds the query and searches the vector indexes; ``keyword_scores``
         and ``title_seeds`` take their answers (or their errors). Only the reads run there: handles
         are given out on the recall's own thread."""
-        if keyword_limit > 0:
-            self.ahead.start(("keywords", query, keyword_limit), self._keyword_scores, query, keyword_limit)
+        start_keyword_reads(self.ahead, self.reader, self.statistics, query, keyword_limit, self._frequencies)
         self.ahead.start(("titles", query), title_seeds, self.reader, query)
 
     def search_ahead(self, family: str, queries: np.ndarray, k: int) -> None:
@@ -368,12 +362,12 @@ class StoreSource:
         for q in queries:
             self.ahead.start((family, q.tobytes(), k), self._search, family, q, k)
 
-    def _keyword_scores(self, query: str, limit: int) -> list[tuple[str, float]]:
-        return keyword_scores(self.reader, self.statistics, query, limit,
-                              self.cache.frequencies if self.cache is not None else None)
+    @property
+    def _frequencies(self) -> dict[str, int]:
+        return self.cache.frequencies if self.cache is not None else self._counted
 
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
-        scored = self.ahead.take(("keywords", query, limit), self._keyword_scores, query, limit)
+        scored = keyword_scores(self.reader, self.statistics, query, limit, self._frequencies, self.ahead)
         return {self.table.handle(pid, True): score for pid, score in scored}
 
     def title_seeds(self, query: str) -> dict[int, float]:

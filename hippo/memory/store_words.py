@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from hippo.memory.ahead import Ahead
 from hippo.memory.keywords import IDF_FLOOR, K1, B
 from hippo.memory.titles import TitleIndex, title_phrases
 from hippo.memory.titles import title_seeds as matched_titles
@@ -40,27 +41,41 @@ CANDIDATES = 3  # full-text candidates read per score wanted (see above)
 TITLE_CANDIDATES = 500  # passages whose title holds one of the query's phrases, read to match exactly
 
 
+def start_keyword_reads(ahead: Ahead, reader: Neo4jReader, statistics: Statistics, query: str, limit: int,
+                        frequencies: dict[str, int]) -> None:
+    """Start the two reads ``keyword_scores`` takes, the candidates and the document frequencies of
+    the words not counted before, so Neo4j answers them side by side."""
+    terms = _terms(query)
+    if not terms or not statistics.passages or limit <= 0:
+        return
+    ahead.start(("keyword candidates", query, limit), _candidates, reader, terms, limit)
+    ahead.start(("keyword frequencies", query), reader.document_frequencies, _uncounted(terms, frequencies),
+                statistics.passages // 2 + 1)
+
+
 def keyword_scores(reader: Neo4jReader, statistics: Statistics, query: str, limit: int,
-                   frequencies: dict[str, int] | None = None) -> list[tuple[str, float]]:
+                   frequencies: dict[str, int] | None = None, ahead: Ahead | None = None) -> list[tuple[str, float]]:
     """The ``limit`` best visible passages by BM25 over the reader's statistics: (id, score), best first.
     ``frequencies``: document frequencies read before for this reader and revision (quoted word ->
-    count), used and added to; words recur across queries, so most recalls then skip that read."""
-    terms = list(dict.fromkeys(keyword_tokens(query)))
+    count), used and added to; words recur across queries, so most recalls then skip that read.
+    ``ahead``: where ``start_keyword_reads`` started the reads (else they run now)."""
+    terms = _terms(query)
     documents = statistics.passages
     if not terms or not documents or limit <= 0:
         return []
-    quoted = {t: f'"{t}"' for t in terms}  # words are \w+ runs: no quote, no Lucene syntax
-    candidates = reader.keyword_candidates(" OR ".join(quoted.values()), terms, CANDIDATES * limit)
+    ahead = ahead if ahead is not None else Ahead()
+    frequency = frequencies if frequencies is not None else {}
+    # taken even when not needed, so no read is left behind; words counted since it started are kept
+    found = ahead.take(("keyword frequencies", query), reader.document_frequencies, _uncounted(terms, frequency),
+                       documents // 2 + 1)
+    candidates = ahead.take(("keyword candidates", query, limit), _candidates, reader, terms, limit)
+    for word, count in found.items():
+        frequency.setdefault(word, count)
     if not candidates:
         return []
-    frequency = frequencies if frequencies is not None else {}
-    ask = [word for word in quoted.values() if word not in frequency]
-    if ask:
-        found = reader.document_frequencies(ask, documents // 2 + 1)
-        frequency.update((word, found.get(word, 0)) for word in ask)
     idf = {}
     for t in terms:
-        df = frequency.get(quoted[t], 0)
+        df = frequency.get(_quoted(t), 0)
         if df > 0:
             idf[t] = max(math.log((documents - df + 0.5) / (df + 0.5)), IDF_FLOOR)
     average = statistics.words / documents or 1.0
@@ -70,6 +85,22 @@ def keyword_scores(reader: Neo4jReader, statistics: Statistics, query: str, limi
     scores = (weights * counts * (K1 + 1) / (counts + norm[:, None])).sum(axis=1)
     order = [i for i in np.argsort(-scores, kind="stable")[:limit].tolist() if scores[i] > 0]
     return [(candidates[i][0], float(scores[i])) for i in order]
+
+
+def _terms(query: str) -> list[str]:
+    return list(dict.fromkeys(keyword_tokens(query)))
+
+
+def _quoted(term: str) -> str:
+    return f'"{term}"'  # words are \w+ runs: no quote, no Lucene syntax
+
+
+def _uncounted(terms: list[str], frequencies: dict[str, int]) -> list[str]:
+    return [_quoted(t) for t in terms if _quoted(t) not in frequencies]
+
+
+def _candidates(reader: Neo4jReader, terms: list[str], limit: int) -> list[tuple[str, int, list[int]]]:
+    return reader.keyword_candidates(" OR ".join(map(_quoted, terms)), terms, CANDIDATES * limit)
 
 
 def title_seeds(reader: Neo4jReader, query: str) -> dict[str, float]:
