@@ -118,12 +118,12 @@ class _HandleIds:
 
 
 class Fetched:
-    """The edges one recall fetched, by its handles, appended a push wave at a time: a handle's are
-    one run of the columns, so a wave gathers its frontier's edges with array operations instead of
-    a Python step per node (that step was ~15% of a store-side 2Wiki recall)."""
+    """Edges by integer key (a recall's handles; in ``EdgeCache``, a reader's names), appended a push
+    wave at a time: a key's are one run of the columns, so a wave gathers its frontier's edges with
+    array operations instead of a Python step per node (that step was ~15% of a store-side 2Wiki recall)."""
 
     def __init__(self) -> None:
-        self.start, self.length = Column(np.int64), Column(np.int64)  # by handle; length -1: not fetched
+        self.start, self.length = Column(np.int64), Column(np.int64)  # by key; length -1: not fetched
         self.targets, self.weights, self.kinds = Column(np.int64), Column(np.float64), Column(np.int8)
 
     def missing(self, handles: np.ndarray) -> np.ndarray:
@@ -205,7 +205,7 @@ class EdgeCache:
         """Per name (all added before): its edges' lengths, then all their targets, weights and kinds
         in the order of ``names``, then each name's strength and visible passages."""
         with self._lock:
-            owners, targets, weights, kinds = self.runs.of(names)
+            _, targets, weights, kinds = self.runs.of(names)
             return (self.runs.length[names], targets, weights, kinds, self.strength[names],
                     self.passages[names])
 

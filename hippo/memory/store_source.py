@@ -61,6 +61,7 @@ class StoreSource:
         self.relation_weight, self.mention_weight = relation_weight, mention_weight
         self._fetched = Fetched()  # by handle
         self._edges = cache.edges if cache is not None else EdgeCache()  # by name
+        self._frequencies: dict[str, int] = cache.frequencies if cache is not None else {}  # BM25's, by word
         self._strength = np.ones(0)  # by handle: the sum of its visible edges once fetched, else 1
         self._want_counts: set[int] = set()
         self._cosines: dict[bytes, dict[int, float]] = {}
@@ -68,7 +69,6 @@ class StoreSource:
         self._fact_row: dict[str, int] = {}
         self._keys: dict[str, int] = {}
         self.ahead = Ahead()  # reads started by ``read_ahead`` and ``search_ahead``
-        self._counted: dict[str, int] = {}  # document frequencies, when no reader cache keeps them
 
     # -- the reader's graph ------------------------------------------------------------
 
@@ -361,10 +361,6 @@ class StoreSource:
             return
         for q in queries:
             self.ahead.start((family, q.tobytes(), k), self._search, family, q, k)
-
-    @property
-    def _frequencies(self) -> dict[str, int]:
-        return self.cache.frequencies if self.cache is not None else self._counted
 
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
         scored = keyword_scores(self.reader, self.statistics, query, limit, self._frequencies, self.ahead)
