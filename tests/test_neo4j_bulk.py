@@ -33,6 +33,7 @@ from hippo.store.neo4j.bulk import admin_stages, local_server
 from hippo.store.neo4j.local_server import LocalNeo4j
 from hippo.store.neo4j.vectors import vector_of
 from tests.conftest import unavailable
+from tests.test_neo4j_degrees import RECOUNT, assert_counted
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[1]
@@ -149,6 +150,8 @@ def test_bulk_import_gives_the_same_store(imported: dict, server: Server, source
         assert len(rows) == imported["counts"]["vectors"]
         for row in rows:
             assert np.abs(np.asarray(row["embedding"]) - vector_of(row["vector"])).max() < 1e-12
+        with neo.db.session() as session:  # filled after neo4j-admin, as a migration fills them
+            assert_counted([dict(r) for r in session.run(RECOUNT)])
         assert neo.get_values("notes", ["greeting"]) == {"greeting": 'héllo, "world"'}
         assert neo.keyword_search("lighthouse keeper", 1)[0][0] == sqlite.keyword_search("lighthouse keeper", 1)[0][0]
     finally:

@@ -63,16 +63,18 @@ def test_a_wave_gathers_its_frontiers_edges_from_every_wave_fetched_before():
 def test_a_readers_edge_cache_gathers_runs_by_name_and_keeps_the_first_of_two_adds():
     edges = EdgeCache()
     assert edges.unknown(np.array([4, 2, 4])).tolist() == [4, 2]
-    # name 4: two edges (to 7 and 8), mentioned by 3 passages; name 2: one synonym edge
+    # name 4: two edges (to 7 and 8), mentioned by 3 passages; name 2: one synonym edge;
+    # each target's strength over every edge (9's unknown)
     edges.add(np.array([4, 2]), np.array([2, 1]), np.array([7, 8, 9]), np.array([1.0, 0.5, 0.25]),
-              np.array([0, 1, 2], dtype=np.int8), np.array([3, 0]))
+              np.array([0, 1, 2], dtype=np.int8), np.array([5.0, 6.0, np.nan]), np.array([3, 0]))
     # a second recall read 2 again with 5 as well: 2 keeps what was added first
     edges.add(np.array([2, 5]), np.array([1, 2]), np.array([6, 1, 3]), np.array([9.0, 2.0, 2.0]),
-              np.array([2, 0, 0], dtype=np.int8), np.array([0, 1]))
+              np.array([2, 0, 0], dtype=np.int8), np.array([7.0, 8.0, 9.0]), np.array([0, 1]))
     assert len(edges) == 3 and edges.unknown(np.array([5, 4, 6])).tolist() == [6]
-    lengths, targets, weights, kinds, strength, passages = edges.gather(np.array([2, 5, 4]))
+    lengths, targets, weights, kinds, totals, strength, passages = edges.gather(np.array([2, 5, 4]))
     assert lengths.tolist() == [1, 2, 2] and targets.tolist() == [9, 1, 3, 7, 8]
     assert weights.tolist() == [0.25, 2.0, 2.0, 1.0, 0.5] and kinds.tolist() == [2, 0, 0, 0, 1]
+    np.testing.assert_array_equal(totals, [np.nan, 8.0, 9.0, 5.0, 6.0])
     assert strength.tolist() == [0.25, 4.0, 1.5] and passages.tolist() == [0, 1, 3]
 
 

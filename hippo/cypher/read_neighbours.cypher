@@ -2,14 +2,19 @@
 // in-process projection weighs them. A passage (live, in the reader's spaces) -> the entities it
 // mentions; an entity -> the visible passages mentioning it, the other end of each fact read from a
 // visible passage (one edge per fact, none to itself), and its synonyms when both ends are visible.
-// One record, a list of [owner, entities, passages, relations, synonyms] (the driver's cost is per
-// record). $passages: [id], $entities: [id], $spaces: [string] or null
+// Each target comes with its strength over every edge (schema.cypher's degree counters; null in a
+// store not migrated yet), so the walk can leave a node unread that it would not push.
+// One record, a list of [owner, entities, passages, relations, synonyms ([id, score]), strengths
+// (of entities, passages, relations, synonyms in that order)] (the driver's cost is per record).
+// $passages: [id], $entities: [id], $spaces: [string] or null, $mention_weight, $relation_weight
 CALL () {
   UNWIND $passages AS pid
   MATCH (p:Passage {id: pid})
   WHERE p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)
-  RETURN pid AS owner, [(p)-[:MENTIONS]->(e:Entity) | e.id] AS entities, [] AS passages, [] AS relations,
-         [] AS synonyms
+  WITH pid, [(p)-[:MENTIONS]->(e:Entity) | [e.id, $mention_weight * e.mention_count
+                                                   + $relation_weight * e.fact_count + e.synonym_weight]] AS mentioned
+  RETURN pid AS owner, [m IN mentioned | m[0]] AS entities, [] AS passages, [] AS relations, [] AS synonyms,
+         [m IN mentioned | m[1]] AS strengths
   UNION ALL
   UNWIND $entities AS eid
   MATCH (e:Entity {id: eid})
@@ -17,16 +22,20 @@ CALL () {
     MATCH (q:Passage)-[:MENTIONS]->(e)
     WHERE q.forgotten_at IS NULL AND ($spaces IS NULL OR q.space IN $spaces)
   } AS seen
-  RETURN eid AS owner, [] AS entities,
+  WITH eid,
     [(p:Passage)-[:MENTIONS]->(e) WHERE p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)
-     | p.id] AS passages,
+     | [p.id, $mention_weight * p.mention_count]] AS passages,
     [(e)-[r:RELATES]-(o:Entity) WHERE o <> e AND EXISTS {
        MATCH (q:Passage {id: r.passage_id})
        WHERE q.forgotten_at IS NULL AND ($spaces IS NULL OR q.space IN $spaces)
-     } | o.id] AS relations,
+     } | [o.id, $mention_weight * o.mention_count + $relation_weight * o.fact_count + o.synonym_weight]] AS relations,
     [(e)-[s:SYNONYM]-(o:Entity) WHERE seen AND EXISTS {
        MATCH (q:Passage)-[:MENTIONS]->(o)
        WHERE q.forgotten_at IS NULL AND ($spaces IS NULL OR q.space IN $spaces)
-     } | [o.id, s.score]] AS synonyms
+     } | [o.id, s.score, $mention_weight * o.mention_count + $relation_weight * o.fact_count + o.synonym_weight]]
+      AS synonyms
+  RETURN eid AS owner, [] AS entities, [x IN passages | x[0]] AS passages, [x IN relations | x[0]] AS relations,
+         [x IN synonyms | [x[0], x[1]]] AS synonyms,
+         [x IN passages | x[1]] + [x IN relations | x[1]] + [x IN synonyms | x[2]] AS strengths
 }
-RETURN collect([owner, entities, passages, relations, synonyms]) AS edges
+RETURN collect([owner, entities, passages, relations, synonyms, strengths]) AS edges

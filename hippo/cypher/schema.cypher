@@ -33,6 +33,13 @@ CREATE FULLTEXT INDEX passage_text IF NOT EXISTS FOR (n:Passage) ON EACH [n.titl
 // "Blekinge's" is "blekinge" and "s" on both sides.
 CREATE FULLTEXT INDEX passage_words IF NOT EXISTS FOR (n:Passage) ON EACH [n.words]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'unicode_whitespace'}};
+// Degree counters, kept by every write (schema version 4; migrate_degrees.cypher fills older
+// stores): a passage's mention_count is the entities it mentions; an entity's, the passages
+// mentioning it, its fact_count the facts at either end, its synonym_weight the sum of its
+// SYNONYM scores. Forgotten passages and every space count, so the strength they give
+// (mention_weight * mention_count + relation_weight * fact_count + synonym_weight) is the
+// in-process projection's: a bound of any reader's, which schedules store-side pushes without
+// reading a node's edges first (read_neighbours.cypher).
 // Labels, relationship types and property keys that may exist on no record yet (a new store,
 // forgotten passages, an unbound model): registering them keeps the server (and the Browser)
 // from warning "... does not exist".
@@ -48,6 +55,9 @@ CALL db.createProperty('page');
 CALL db.createProperty('headings');
 CALL db.createProperty('words');
 CALL db.createProperty('word_count');
+CALL db.createProperty('mention_count');
+CALL db.createProperty('fact_count');
+CALL db.createProperty('synonym_weight');
 CALL db.createLabel('PassageVector');
 CALL db.createLabel('EntityVector');
 CALL db.createLabel('FactVector');

@@ -7,5 +7,5 @@
 UNWIND $rows AS row
 MATCH (d:Document {id: row.doc_id})
 CREATE (d)-[:HAS_PASSAGE]->(p:Passage)
-SET p = row.props, p.seq = row.seq, p.created_at = datetime()
+SET p = row.props, p.seq = row.seq, p.created_at = datetime(), p.mention_count = 0
 RETURN collect(p.id) AS created

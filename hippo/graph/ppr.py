@@ -283,6 +283,7 @@ def push_pagerank(adjacency: Adjacency, vertices: np.ndarray, weights: np.ndarra
             fresh = candidates[~seen[candidates]]
             seen[fresh] = True
             touched.append(fresh)
+            candidates = candidates[residual[candidates] >= epsilon]  # no threshold is below epsilon
             threshold = epsilon * np.maximum(adjacency.strength(candidates), 1.0)
             frontier = candidates[residual[candidates] >= threshold]
         reached = np.sort(np.concatenate(touched))

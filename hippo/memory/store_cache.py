@@ -146,12 +146,17 @@ class Fetched:
         self.weights.append(weights)
         self.kinds.append(kinds)
 
-    def of(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(owner: the position in ``handles``, target, weight, kind) of every edge of ``handles``."""
+    def positions(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(owner: the position in ``handles``, the edge's position in the columns) of every edge of
+        ``handles``."""
         lengths, starts = self.length[handles], self.start[handles]
         at = np.arange(int(lengths.sum())) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-        return (np.repeat(np.arange(len(handles)), lengths), self.targets.values[at], self.weights.values[at],
-                self.kinds.values[at])
+        return np.repeat(np.arange(len(handles)), lengths), at
+
+    def of(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(owner: the position in ``handles``, target, weight, kind) of every edge of ``handles``."""
+        owners, at = self.positions(handles)
+        return owners, self.targets.values[at], self.weights.values[at], self.kinds.values[at]
 
     def targets_of(self, handle: int) -> np.ndarray:
         start = int(self.start[handle])
@@ -159,14 +164,16 @@ class Fetched:
 
 
 class EdgeCache:
-    """The visible edges of the nodes recalls fetched, by ``Names``, as runs (``Fetched``), with each
-    node's strength (the sum of its edges' weights) and, for an entity, the visible passages
-    mentioning it. A wave of 26k cached nodes (a 2Wiki recall) is then a few array operations;
-    as one small object per node, turning them into a recall's edges was most of its client CPU.
-    Recalls of one reader may share it from several threads: reads and adds hold its lock."""
+    """The visible edges of the nodes recalls fetched, by ``Names``, as runs (``Fetched``), each with
+    its target's strength over every edge (NaN: unknown), and each node's strength (the sum of its
+    visible edges' weights) and, for an entity, the visible passages mentioning it. A wave of 26k
+    cached nodes (a 2Wiki recall) is then a few array operations; as one small object per node,
+    turning them into a recall's edges was most of its client CPU. Recalls of one reader may share
+    it from several threads: reads and adds hold its lock."""
 
     def __init__(self) -> None:
         self.runs = Fetched()
+        self.totals = Column(np.float64)  # by edge, beside ``runs``' columns
         self.strength, self.passages = Column(np.float64), Column(np.int64)
         self.nodes = 0
         self._lock = threading.Lock()
@@ -180,7 +187,7 @@ class EdgeCache:
             return self.runs.missing(names)
 
     def add(self, names: np.ndarray, lengths: np.ndarray, targets: np.ndarray, weights: np.ndarray,
-            kinds: np.ndarray, passages: np.ndarray) -> None:
+            kinds: np.ndarray, totals: np.ndarray, passages: np.ndarray) -> None:
         """The edges of ``names`` (unknown before, each once), concatenated in their order."""
         with self._lock:
             fresh = self.runs.missing(names)
@@ -188,7 +195,7 @@ class EdgeCache:
                 keep = np.isin(names, fresh)
                 inside = np.repeat(keep, lengths)
                 names, lengths, passages = names[keep], lengths[keep], passages[keep]
-                targets, weights, kinds = targets[inside], weights[inside], kinds[inside]
+                targets, weights, kinds, totals = targets[inside], weights[inside], kinds[inside], totals[inside]
             if not len(names):
                 return
             top = int(names.max()) + 1
@@ -198,16 +205,18 @@ class EdgeCache:
                                                minlength=len(names))
             self.passages[names] = passages
             self.runs.add(names, lengths, targets, weights, kinds)
+            self.totals.append(totals)
             self.nodes += len(names)
 
-    def gather(self, names: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                                 np.ndarray]:
-        """Per name (all added before): its edges' lengths, then all their targets, weights and kinds
-        in the order of ``names``, then each name's strength and visible passages."""
+    def gather(self, names: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per name (all added before): its edges' lengths, then all their targets, weights, kinds and
+        targets' strengths over every edge in the order of ``names``, then each name's strength and
+        visible passages."""
         with self._lock:
-            _, targets, weights, kinds = self.runs.of(names)
-            return (self.runs.length[names], targets, weights, kinds, self.strength[names],
-                    self.passages[names])
+            _, at = self.runs.positions(names)
+            runs = self.runs
+            return (runs.length[names], runs.targets.values[at], runs.weights.values[at], runs.kinds.values[at],
+                    self.totals.values[at], self.strength[names], self.passages[names])
 
 
 class ReaderCache:

@@ -7,6 +7,8 @@ only, labelled by the kinds of record that use them
 (``hippo/cypher/schema_vector_indexes.cypher`` describes the layout).
 Schema 2 -> 3 gives every passage its BM25 words (``words``, ``word_count``)
 for the ``passage_words`` full-text index, which store-side recall scores with.
+Schema 3 -> 4 gives every passage and entity the degree counters the writes now
+keep (``hippo/cypher/schema.cypher`` says what they count).
 Every step is idempotent and the schema version moves last, so a migration cut
 short is finished by the next open.
 """
@@ -31,6 +33,8 @@ def migrate(db: Connection, found: str, dim: int | None) -> None:
         migrate_vectors(db, dim)
     if found in ("1", "2"):
         migrate_words(db)
+    if found in ("1", "2", "3"):
+        migrate_degrees(db)
 
 
 def migrate_words(db: Connection) -> None:
@@ -42,7 +46,20 @@ def migrate_words(db: Connection) -> None:
                                                       text=r["text"] or ""))}
             for r in rows])
     await_indexes(db)  # the passage_words index fills as the words arrive
+    db.write_one("meta_schema_version", doing, meta=META, schema_version="3")
+
+
+def migrate_degrees(db: Connection) -> None:
+    """Schema 3 -> 4, in batches of its own (``fill_degrees``)."""
+    doing = "counting each node's edges (schema 3 -> 4)"
+    fill_degrees(db, doing)
     db.write_one("meta_schema_version", doing, meta=META, schema_version=SCHEMA_VERSION)
+
+
+def fill_degrees(db: Connection, doing: str) -> None:
+    """The degree counters of every passage and entity that has none (a migrated or bulk-loaded store)."""
+    for statement in cypher_statements("migrate_degrees"):
+        db.batched(statement, doing)
 
 
 def migrate_vectors(db: Connection, dim: int | None) -> None:

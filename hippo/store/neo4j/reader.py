@@ -56,12 +56,14 @@ class Statistics:
 
 @dataclass(frozen=True)
 class Edges:
-    """The visible edges at one node: targets (ids), their kind and weight."""
+    """The visible edges at one node: targets (ids), their kind and weight, and each target's strength
+    over every edge, visible or not (None: a store without degree counters)."""
 
     entities: list[str]  # mentioned by a passage
     passages: list[str]  # mentioning an entity
     relations: list[str]  # other ends of facts (one per fact)
     synonyms: list[tuple[str, float]]
+    strengths: list[float | None]  # of entities, passages, relations, synonyms' targets, in that order
 
 
 def cosine(score: float) -> float:
@@ -153,13 +155,16 @@ class Neo4jReader:
 
     # -- the graph -----------------------------------------------------------------------
 
-    def neighbours(self, passages: list[str], entities: list[str]) -> dict[str, Edges]:
-        """The visible edges at a frontier of passages and entities (one push wave)."""
+    def neighbours(self, passages: list[str], entities: list[str], *, mention_weight: float = 1.0,
+                   relation_weight: float = 1.0) -> dict[str, Edges]:
+        """The visible edges at a frontier of passages and entities (one push wave); the weights are
+        those the targets' strengths are summed with."""
         if not passages and not entities:
             return {}
-        rows = self._read("read_neighbours", "reading a frontier's edges", passages=passages, entities=entities)
-        return {owner: Edges(mentioned, mentioning, related, [(o, float(s)) for o, s in synonyms])
-                for owner, mentioned, mentioning, related, synonyms in (rows[0]["edges"] if rows else [])}
+        rows = self._read("read_neighbours", "reading a frontier's edges", passages=passages, entities=entities,
+                          mention_weight=mention_weight, relation_weight=relation_weight)
+        return {owner: Edges(mentioned, mentioning, related, [(o, float(s)) for o, s in synonyms], strengths)
+                for owner, mentioned, mentioning, related, synonyms, strengths in (rows[0]["edges"] if rows else [])}
 
     def nodes(self, ids: list[str]) -> dict[str, tuple[bool, int]]:
         """id -> (is a passage, visible passages mentioning it) for the visible ones among ``ids``."""

@@ -63,7 +63,7 @@ class Neo4jStore(Neo4jEmbeddings):
 
     def _open(self) -> None:
         found = prepare(self.db)
-        if found in ("1", "2"):
+        if found in ("1", "2", "3"):
             bound = self.embedding_model()
             migrate(self.db, found, bound[1] if bound else None)
         else:
