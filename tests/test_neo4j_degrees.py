@@ -1,6 +1,7 @@
-"""The degree counters a Neo4j store keeps on every passage and entity (schema 4): every write keeps
-them equal to a recount, they give the in-process projection's strengths, an older store gets them
-on open, and with them a store-side push leaves unread the nodes it would not push."""
+"""What a Neo4j store keeps for store-side walks (schema 4): degree counters on every passage and
+entity, and on each fact its passage's space and forgotten_at. Every write (forget and restore too)
+keeps them equal to a recount, the counters give the in-process projection's strengths, an older
+store gets them on open, and with them a store-side push leaves unread the nodes it would not push."""
 
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ RETURN n.id AS id, n:Passage AS passage, n.mention_count AS mentions, n.fact_cou
        reduce(total = 0.0, s IN [(n)-[s:SYNONYM]-() | s.score] | total + s) AS real_synonyms
 """
 
+FACTS = """
+MATCH ()-[r:RELATES]->() MATCH (p:Passage {id: r.passage_id})
+RETURN r.id AS id, r.space AS space, r.forgotten_at AS forgotten_at, p.space AS passage_space,
+       p.forgotten_at AS passage_forgotten_at
+"""
+
 
 @pytest.fixture(scope="module")
 def server(request: pytest.FixtureRequest, embedder: Any, sample_corpus: list[dict]) -> Iterator[dict[str, str]]:
@@ -35,8 +42,11 @@ def server(request: pytest.FixtureRequest, embedder: Any, sample_corpus: list[di
     with _memory(found, embedder) as memory:
         memory.index(sample_corpus)
         memory.index(sample_corpus[:5])  # again: nothing new, nothing counted twice
-        notes = [memory.remember(f"Zed keeps note {i} about the harbour lighthouse of Brask.", space=SPACE)
+        notes = [memory.remember(f"Zed Marlow founded the Brask Lighthouse Company {i} in Oslo in 1901.",
+                                 space=SPACE)
                  for i in range(3)]
+        memory.forget(notes[1].uid, space=SPACE)
+        memory.restore(notes[1].uid, spaces=[SPACE])  # its facts come back with it
         memory.forget(notes[0].uid, space=SPACE)  # a forgotten passage's edges still count, as in process
     yield found
 
@@ -51,10 +61,17 @@ def _session(server: dict[str, str]) -> Any:
     return driver, driver.session()
 
 
-def _counters(server: dict[str, str]) -> list[dict[str, Any]]:
+def _counters(server: dict[str, str], query: str = RECOUNT) -> list[dict[str, Any]]:
     driver, session = _session(server)
     with driver, session:
-        return [dict(r) for r in session.run(RECOUNT)]
+        return [dict(r) for r in session.run(query)]
+
+
+def assert_facts_follow_their_passages(rows: list[dict[str, Any]]) -> None:
+    """Every row of ``FACTS``: the fact's space and forgotten_at are its passage's."""
+    assert rows
+    for r in rows:
+        assert (r["space"], r["forgotten_at"]) == (r["passage_space"], r["passage_forgotten_at"]), r
 
 
 def assert_counted(rows: list[dict[str, Any]]) -> None:
@@ -77,6 +94,9 @@ def test_every_write_keeps_each_nodes_counters_equal_to_a_recount(server: dict[s
     rows = _counters(server)
     assert any(r["real_synonyms"] > 0 for r in rows) and any(r["real_facts"] > 0 for r in rows)
     assert_counted(rows)
+    facts = _counters(server, FACTS)
+    assert any(r["forgotten_at"] for r in facts) and any(r["space"] == SPACE and not r["forgotten_at"] for r in facts)
+    assert_facts_follow_their_passages(facts)
     # a synonym whose score changes moves both ends' synonym_weight by the difference
     driver, session = _session(server)
     with driver, session:
@@ -109,13 +129,15 @@ def test_the_counters_give_the_in_process_strength_of_every_node(server: dict[st
         found = dict(zip(source.record_ids(handles.tolist()), read.tolist(), strict=True))
         reached = [rid for rid in found if not np.isnan(source._total[seeds[rid]])]
         assert len(reached) > 0.9 * len(expected), (len(reached), len(expected))
-        # a projection loaded from the store leaves out a forgotten passage's edges, which the
-        # counters keep (a bound still, as the projection's after a forget while it is open)
+        # a projection loaded from the store leaves out a forgotten passage's edges (and the synonyms
+        # of what only it mentions), which the counters keep: a bound still, as the projection's
+        # after a forget while it is open
         driver, session = _session(server)
         with driver, session:
             forgotten = {r["id"] for r in session.run(
                 "MATCH (p:Passage) WHERE p.forgotten_at IS NOT NULL "
-                "UNWIND [p.id] + [(p)-[:MENTIONS]->(e) | e.id] AS id RETURN id")}
+                "UNWIND [p.id] + [(p)-[:MENTIONS]->(e) | e.id] + [(p)-[:MENTIONS]->()-[:SYNONYM]-(o) | o.id] AS id "
+                "RETURN id")}
         assert forgotten and all(found[rid] >= expected[rid] for rid in reached if rid in forgotten)
         same = [rid for rid in reached if rid not in forgotten]
         assert {rid: found[rid] for rid in same} == pytest.approx({rid: expected[rid] for rid in same})
@@ -156,12 +178,14 @@ def test_a_store_of_schema_3_gets_its_counters_on_open(server: dict[str, str], e
     with driver, session:
         session.run("MATCH (n) WHERE n:Passage OR n:Entity REMOVE n.mention_count, n.fact_count, n.synonym_weight"
                     ).consume()
+        session.run("MATCH ()-[r:RELATES]->() REMOVE r.space, r.forgotten_at").consume()
         session.run("MATCH (m:Meta) SET m.schema_version = '3'").consume()
     with pytest.raises(StoreError, match=r"schema version 3; this hippo reads version 4"):
         Neo4jStore(server["uri"], server["user"], server["password"], create_schema=False)
     _memory(server, embedder).close()
     after = _counters(server)
     assert_counted(after)
+    assert_facts_follow_their_passages(_counters(server, FACTS))
     assert {r["id"]: _rounded(r) for r in after} == before
     driver, session = _session(server)
     with driver, session:

@@ -1,5 +1,6 @@
 // Store-side recall: the visible facts nearest to each query vector, with their ends, passage and
-// text hash. A fact is visible when the live passage it was read from is in the reader's spaces.
+// text hash. A fact is visible when the live passage it was read from is in the reader's spaces
+// (the fact keeps that passage's space and forgotten_at).
 // See read_nearest_passages.cypher. $queries: [[float]], $fetch: [int] (per query), $keep: int,
 // $spaces: [string] or null
 UNWIND range(0, size($queries) - 1) AS i
@@ -9,8 +10,7 @@ CALL (i) {
   CALL (hits, i) {
     UNWIND hits AS v
     MATCH (s:Entity)-[r:RELATES {embed_hash: v.hash}]->(o:Entity)
-    MATCH (p:Passage {id: r.passage_id})
-    WHERE p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)
+    WHERE r.forgotten_at IS NULL AND r.space IS NOT NULL AND ($spaces IS NULL OR r.space IN $spaces)
     WITH r, s, o, v
     LIMIT $keep
     WITH r, s, o, vector.similarity.cosine(v.embedding, $queries[i]) AS score

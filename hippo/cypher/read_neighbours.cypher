@@ -1,7 +1,8 @@
 // Store-side PPR: the visible edges at one push wave's frontier, in one round trip, weighted as the
 // in-process projection weighs them. A passage (live, in the reader's spaces) -> the entities it
 // mentions; an entity -> the visible passages mentioning it, the other end of each fact read from a
-// visible passage (one edge per fact, none to itself), and its synonyms when both ends are visible.
+// visible passage (one edge per fact, none to itself; a fact keeps its passage's space and
+// forgotten_at, so no passage is looked up), and its synonyms when both ends are visible.
 // Each target comes with its strength over every edge (schema.cypher's degree counters; null in a
 // store not migrated yet), so the walk can leave a node unread that it would not push.
 // One record, a list of [owner, entities, passages, relations, synonyms ([id, score]), strengths
@@ -25,10 +26,8 @@ CALL () {
   WITH eid,
     [(p:Passage)-[:MENTIONS]->(e) WHERE p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)
      | [p.id, $mention_weight * p.mention_count]] AS passages,
-    [(e)-[r:RELATES]-(o:Entity) WHERE o <> e AND EXISTS {
-       MATCH (q:Passage {id: r.passage_id})
-       WHERE q.forgotten_at IS NULL AND ($spaces IS NULL OR q.space IN $spaces)
-     } | [o.id, $mention_weight * o.mention_count + $relation_weight * o.fact_count + o.synonym_weight]] AS relations,
+    [(e)-[r:RELATES]-(o:Entity) WHERE o <> e AND r.forgotten_at IS NULL AND r.space IS NOT NULL
+       AND ($spaces IS NULL OR r.space IN $spaces) | [o.id, $mention_weight * o.mention_count + $relation_weight * o.fact_count + o.synonym_weight]] AS relations,
     [(e)-[s:SYNONYM]-(o:Entity) WHERE seen AND EXISTS {
        MATCH (q:Passage)-[:MENTIONS]->(o)
        WHERE q.forgotten_at IS NULL AND ($spaces IS NULL OR q.space IN $spaces)

@@ -39,7 +39,8 @@ CREATE FULLTEXT INDEX passage_words IF NOT EXISTS FOR (n:Passage) ON EACH [n.wor
 // SYNONYM scores. Forgotten passages and every space count, so the strength they give
 // (mention_weight * mention_count + relation_weight * fact_count + synonym_weight) is the
 // in-process projection's: a bound of any reader's, which schedules store-side pushes without
-// reading a node's edges first (read_neighbours.cypher).
+// reading a node's edges first (read_neighbours.cypher). A fact (RELATES) keeps its passage's
+// space and forgotten_at, so a walk sees whether it may follow it without looking its passage up.
 // Labels, relationship types and property keys that may exist on no record yet (a new store,
 // forgotten passages, an unbound model): registering them keeps the server (and the Browser)
 // from warning "... does not exist".

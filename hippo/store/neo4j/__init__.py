@@ -3,7 +3,7 @@
 Graph shape (what a person sees in the Neo4j Browser)::
 
     (:Document {title})-[:HAS_PASSAGE]->(:Passage {name, title, text})-[:MENTIONS]->(:Entity {name})
-    (:Entity)-[:RELATES {id, predicate, passage_id}]->(:Entity)       one relationship per fact
+    (:Entity)-[:RELATES {id, predicate, passage_id, space}]->(:Entity) one relationship per fact
     (:Entity)-[:SYNONYM {score}]->(:Entity)                            once per pair, a < b
     (:Vector:PassageVector {hash, vector, dim, embedding})             one per embedded text (see below)
     (:StagedVector {hash, vector, dim, embedding})                     a re-embedding until its swap
@@ -17,11 +17,14 @@ as a float list (``embedding``, what the vector indexes read), and carries the
 label of every kind that uses it (:PassageVector, :EntityVector, :FactVector),
 one vector index per label (``hippo/cypher/schema_vector_indexes.cypher``). Stores of
 schema version 1 are migrated on open (``hippo/cypher/migrate_vectors.cypher``), and of
-version 2 given their BM25 words (``words``, for the ``passage_words`` full-text index).
+version 2 given their BM25 words (``words``, for the ``passage_words`` full-text index), and
+of version 3 what store-side walks read at a node: degree counters on passages and entities
+(``mention_count``, ``fact_count``, ``synonym_weight``) and each fact's passage's ``space``
+and ``forgotten_at`` (``hippo/cypher/migrate_walks.cypher``).
 
-Forgetting sets ``forgotten_at``/``forgotten_reason`` on passages (and on the
-document for a whole-document forget); every graph read follows live passages
-only, so nothing is deleted and ``revive`` undoes it.
+Forgetting sets ``forgotten_at``/``forgotten_reason`` on passages and ``forgotten_at``
+on their facts (and on the document for a whole-document forget); every graph read
+follows live passages only, so nothing is deleted and ``revive`` undoes it.
 
 Every Cypher statement lives in ``hippo/cypher/<name>.cypher`` (package data;
 ``HIPPO_CYPHER_DIR`` overrides). The modules, one job each:

@@ -34,7 +34,7 @@ from hippo.store.cypher import cypher
 from hippo.store.neo4j.bulk_export import CsvExport, Progress, export_csv
 from hippo.store.neo4j.connection import Connection, parse_url
 from hippo.store.neo4j.local_server import LocalNeo4j
-from hippo.store.neo4j.migrate import fill_degrees
+from hippo.store.neo4j.migrate import fill_walks
 from hippo.store.neo4j.records import value_id
 from hippo.store.neo4j.schema import META, SCHEMA_VERSION, ensure_vector_indexes, prepare
 
@@ -121,8 +121,9 @@ def wait_online(url: str, timeout: float) -> Connection:
 
 
 def finish(db: Connection, export: CsvExport, index_timeout: float) -> None:
-    """The degree counters, the meta node, the key-value area, the schema and the indexes (waited for)."""
-    fill_degrees(db, "counting each node's edges")
+    """What store-side walks read at each node, the meta node, the key-value area, the schema and the
+    indexes (waited for)."""
+    fill_walks(db, "keeping what store-side walks read at each node")
     meta = export.meta
     db.write_one("bulk_meta", "writing the meta node", meta=META, revision=meta["revision"], seq=meta["seq"],
                  schema_version=SCHEMA_VERSION, model=meta["embedding_model"], dim=meta["embedding_dim"],

@@ -8,7 +8,8 @@ only, labelled by the kinds of record that use them
 Schema 2 -> 3 gives every passage its BM25 words (``words``, ``word_count``)
 for the ``passage_words`` full-text index, which store-side recall scores with.
 Schema 3 -> 4 gives every passage and entity the degree counters the writes now
-keep (``hippo/cypher/schema.cypher`` says what they count).
+keep, and every fact its passage's space and ``forgotten_at``
+(``hippo/cypher/schema.cypher`` says why).
 Every step is idempotent and the schema version moves last, so a migration cut
 short is finished by the next open.
 """
@@ -34,7 +35,7 @@ def migrate(db: Connection, found: str, dim: int | None) -> None:
     if found in ("1", "2"):
         migrate_words(db)
     if found in ("1", "2", "3"):
-        migrate_degrees(db)
+        migrate_walks(db)
 
 
 def migrate_words(db: Connection) -> None:
@@ -49,16 +50,17 @@ def migrate_words(db: Connection) -> None:
     db.write_one("meta_schema_version", doing, meta=META, schema_version="3")
 
 
-def migrate_degrees(db: Connection) -> None:
-    """Schema 3 -> 4, in batches of its own (``fill_degrees``)."""
-    doing = "counting each node's edges (schema 3 -> 4)"
-    fill_degrees(db, doing)
+def migrate_walks(db: Connection) -> None:
+    """Schema 3 -> 4, in batches of its own (``fill_walks``)."""
+    doing = "keeping what store-side walks read at each node (schema 3 -> 4)"
+    fill_walks(db, doing)
     db.write_one("meta_schema_version", doing, meta=META, schema_version=SCHEMA_VERSION)
 
 
-def fill_degrees(db: Connection, doing: str) -> None:
-    """The degree counters of every passage and entity that has none (a migrated or bulk-loaded store)."""
-    for statement in cypher_statements("migrate_degrees"):
+def fill_walks(db: Connection, doing: str) -> None:
+    """The degree counters of every passage and entity, and the visibility of every fact, where they are
+    missing (a migrated or bulk-loaded store)."""
+    for statement in cypher_statements("migrate_walks"):
         db.batched(statement, doing)
 
 
