@@ -245,3 +245,29 @@ def test_a_readout_of_the_best_few_asks_the_tail_only_of_passages_it_could_lift(
     best = lambda vertices, mass: [(int(vertices[i]), float(mass[i])) for i in np.argsort(-mass, kind="stable")[:20]]  # noqa: E731
     assert best(few, pruned) == best(everything, full)
     assert 20 <= len(asked) < everyone / 2
+
+
+def test_a_readers_walk_is_the_same_whatever_it_cannot_see():
+    """The same visible graph, then two different hidden spaces leaning on its entities (one makes
+    hubs of them): a reader of the visible space gets the same scores from either, at an epsilon
+    where when a vertex is pushed moves them (a vertex's strength counts only what the reader sees)."""
+    visible = _corpus(400, seed=3)
+    entities = sorted({e for batch in visible for e in batch.entities})
+
+    def hidden(seed: int, per_passage: int) -> GraphData:
+        rng = np.random.default_rng(seed)
+        ids = [f"h{seed}-{i}" for i in range(200)]
+        named = {p: sorted({entities[int(x)] for x in rng.integers(0, 40, per_passage)}) for p in ids}
+        return GraphData(passages=[(p, "user:ann") for p in ids], entities=[],
+                         facts=[(f"f{p}", names[0], names[-1], p) for p, names in named.items() if len(names) > 1],
+                         mentions=[(p, e) for p, names in named.items() for e in names], synonyms=[])
+
+    walks = []
+    for extra in (hidden(1, 12), hidden(2, 1)):
+        projection = _projection([*visible, extra])
+        view = projection.view(frozenset({"org"}))
+        seeds = np.array([projection.vertex[e] for e in entities[:3]])
+        walks.append(view.pagerank(seeds, np.array([1.0, 0.5, 0.25]), 0.5, solver="push", epsilon=1e-4))
+        assert view.visible(walks[-1].vertices).all()
+    assert len(walks[0].vertices) > 20 and np.array_equal(walks[0].vertices, walks[1].vertices)
+    np.testing.assert_allclose(walks[0].scores, walks[1].scores, rtol=0, atol=1e-15)

@@ -14,7 +14,11 @@ by the residual threshold and not by the graph.
 Visibility is decided inside the loop, per entry read, from arrays the
 projection keeps current: a passage by its live flag and its space's code, an
 entity by the per-space mention counts (``hippo.graph.support``). Nothing is
-masked ahead of a walk, and a walk reads nothing past what it reaches.
+masked ahead of a walk, and a walk reads nothing past what it reaches. For a
+reader that does not see everything, when a vertex is pushed also depends on
+what it sees only: its strength is the sum of its walkable entries (worked out
+once a walk, for the vertices the walk reaches), not the projection's, which
+counts hidden and forgotten passages' edges too.
 
 The loop releases the GIL, so a server's request threads walk at once. numba
 caches the compiled loop on disk (beside the module, else under the user's
@@ -141,15 +145,18 @@ def compiled_push(view: GraphView, vertices: np.ndarray, weights: np.ndarray, da
     residual, estimate = workspace.array("residual", np.float64, n), workspace.array("estimate", np.float64, n)
     flags = workspace.array("flags", np.int8, n)
     queue, touched = workspace.array("queue", np.int32, n), workspace.array("touched", np.int32, n)
+    visible, known = workspace.array("visible", np.float64, n), workspace.array("known", np.int8, n)
     v = view.visibility
     count, pushes, edges = walk(
         runs.indptrs, runs.targets, runs.weights, runs.vias, runs.kinds, projection.strength.values,
         restart_at, restart, float(damping), float(epsilon), v.check, v.is_passage, v.live, v.space_code,
-        v.readable, v.dense_counts, v.sparse_keys, v.sparse_values, residual, estimate, flags, queue[:n], touched)
+        v.readable, v.dense_counts, v.sparse_keys, v.sparse_values, residual, estimate, flags, queue[:n], touched,
+        visible, known)
     reached = np.sort(touched[:count]).astype(np.int64)
     scores = estimate[reached]
     residual[reached] = 0.0
     estimate[reached] = 0.0
     flags[reached] = 0
+    known[reached] = 0  # a strength is only worked out for a vertex the walk touched
     found = scores > 0
     return SparseScores(vertices=reached[found], scores=scores[found], pushes=int(pushes), edges=int(edges))

@@ -43,14 +43,39 @@ def _walkable(u, v, via, kind, is_passage, live, space_code, readable, dense_cou
 
 
 @numba.njit(cache=True, nogil=True)
+def _visible_strength(u, indptrs, targets, weights, vias, kinds, is_passage, live, space_code, readable,  # noqa: ANN001, ANN202
+                      dense_counts, sparse_keys, sparse_values, visible, known):
+    """The summed weight of ``u``'s entries the reader may walk, read once a walk (``known``)."""
+    if known[u]:
+        return visible[u]
+    total = 0.0
+    for r in range(RUNS):
+        ptr = indptrs[r]
+        if u + 1 < len(ptr):
+            tg, wt, vi, kd = targets[r], weights[r], vias[r], kinds[r]
+            for at in range(ptr[u], ptr[u + 1]):
+                if _walkable(u, tg[at], vi[at], kd[at], is_passage, live, space_code, readable,
+                             dense_counts, sparse_keys, sparse_values):
+                    total += wt[at]
+    visible[u] = total
+    known[u] = 1
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
 def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, damping, epsilon,  # noqa: ANN001, ANN201, C901
          check, is_passage, live, space_code, readable, dense_counts, sparse_keys, sparse_values,
-         residual, estimate, flags, queue, touched):
+         residual, estimate, flags, queue, touched, visible, known):
     """Sequential forward push from ``restart`` (normalized) at ``restart_at``.
 
     ``flags`` per vertex: 1 queued, 2 touched; ``queue`` is a ring (a vertex is
     queued at most once at a time). Returns (vertices touched, pushes, entries read);
     the touched vertices are ``touched[:count]``, their scores in ``estimate``.
+    A vertex is pushed once its residual reaches ``epsilon`` times its strength:
+    with nothing hidden (``check`` False) the projection's, else the sum of the
+    entries this reader may walk (``visible``, worked out once a walk and marked in
+    ``known``), so what a reader cannot see moves none of its scores, not even
+    by when a vertex is pushed.
     """
     n = len(queue)
     head = 0
@@ -80,15 +105,8 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
         pushes += 1
         total = strength[u]  # with nothing hidden every entry is walkable
         if check:  # else only the reader's entries count
-            total = 0.0
-            for r in range(RUNS):
-                ptr = indptrs[r]
-                if u + 1 < len(ptr):
-                    tg, wt, vi, kd = targets[r], weights[r], vias[r], kinds[r]
-                    for at in range(ptr[u], ptr[u + 1]):
-                        if _walkable(u, tg[at], vi[at], kd[at], is_passage, live, space_code, readable,
-                                     dense_counts, sparse_keys, sparse_values):
-                            total += wt[at]
+            total = _visible_strength(u, indptrs, targets, weights, vias, kinds, is_passage, live, space_code,
+                                      readable, dense_counts, sparse_keys, sparse_values, visible, known)
         if total > 0.0:
             share = damping * mass / total
             for r in range(RUNS):
@@ -107,7 +125,14 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
                         flags[v] = 2
                         touched[count] = v
                         count += 1
-                    if flags[v] == 2 and residual[v] >= epsilon * max(strength[v], 1.0):
+                    if flags[v] == 2 and residual[v] >= epsilon:
+                        sv = strength[v]
+                        if check:
+                            sv = _visible_strength(v, indptrs, targets, weights, vias, kinds, is_passage, live,
+                                                   space_code, readable, dense_counts, sparse_keys, sparse_values,
+                                                   visible, known)
+                        if residual[v] < epsilon * max(sv, 1.0):
+                            continue
                         flags[v] = 3
                         queue[tail] = v
                         tail = (tail + 1) % n
@@ -116,7 +141,14 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
             for i in range(len(restart_at)):
                 v = restart_at[i]
                 residual[v] += damping * mass * restart[i]
-                if flags[v] == 2 and residual[v] >= epsilon * max(strength[v], 1.0):
+                if flags[v] == 2 and residual[v] >= epsilon:
+                    sv = strength[v]
+                    if check:
+                        sv = _visible_strength(v, indptrs, targets, weights, vias, kinds, is_passage, live,
+                                               space_code, readable, dense_counts, sparse_keys, sparse_values,
+                                               visible, known)
+                    if residual[v] < epsilon * max(sv, 1.0):
+                        continue
                     flags[v] = 3
                     queue[tail] = v
                     tail = (tail + 1) % n
