@@ -27,7 +27,8 @@ CALL () {
     [(p:Passage)-[:MENTIONS]->(e) WHERE p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)
      | [p.id, $mention_weight * p.mention_count]] AS passages,
     [(e)-[r:RELATES]-(o:Entity) WHERE o <> e AND r.forgotten_at IS NULL AND r.space IS NOT NULL
-       AND ($spaces IS NULL OR r.space IN $spaces) | [o.id, $mention_weight * o.mention_count + $relation_weight * o.fact_count + o.synonym_weight]] AS relations,
+       AND ($spaces IS NULL OR r.space IN $spaces)
+     | [o.id, $mention_weight * o.mention_count + $relation_weight * o.fact_count + o.synonym_weight]] AS relations,
     [(e)-[s:SYNONYM]-(o:Entity) WHERE seen AND EXISTS {
        MATCH (q:Passage)-[:MENTIONS]->(o)
        WHERE q.forgotten_at IS NULL AND ($spaces IS NULL OR q.space IN $spaces)

@@ -1,6 +1,7 @@
 // What store-side recall needs of the reader's whole view, read once per store revision: live
 // passages in the reader's spaces, their summed length in words (the BM25 length norm),
-// how many facts and entities have vectors, and the graph's edges (visible or not: the count store).
+// how many facts and entities have vectors, the graph's edges and its passages (visible or not: the
+// count store).
 // O(passages the reader sees).
 // $spaces: [string] or null
 MATCH (m:Meta {id: $meta})
@@ -14,4 +15,5 @@ CALL () { MATCH (v:EntityVector) RETURN count(v) AS entities }
 CALL () { MATCH ()-[r:RELATES]->() RETURN count(r) AS relations }
 CALL () { MATCH ()-[r:MENTIONS]->() RETURN count(r) AS mentions }
 CALL () { MATCH ()-[r:SYNONYM]->() RETURN count(r) AS synonyms }
-RETURN m.revision AS revision, passages, words, facts, entities, relations + mentions + synonyms AS edges
+CALL () { MATCH (p:Passage) RETURN count(p) AS stored }
+RETURN m.revision AS revision, passages, words, facts, entities, relations + mentions + synonyms AS edges, stored

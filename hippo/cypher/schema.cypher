@@ -33,7 +33,7 @@ CREATE FULLTEXT INDEX passage_text IF NOT EXISTS FOR (n:Passage) ON EACH [n.titl
 // "Blekinge's" is "blekinge" and "s" on both sides.
 CREATE FULLTEXT INDEX passage_words IF NOT EXISTS FOR (n:Passage) ON EACH [n.words]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'unicode_whitespace'}};
-// Degree counters, kept by every write (schema version 4; migrate_degrees.cypher fills older
+// Degree counters, kept by every write (schema version 4; migrate_walks.cypher fills older
 // stores): a passage's mention_count is the entities it mentions; an entity's, the passages
 // mentioning it, its fact_count the facts at either end, its synonym_weight the sum of its
 // SYNONYM scores. Forgotten passages and every space count, so the strength they give

@@ -1,5 +1,5 @@
-// Passage -> entity mentions, idempotent; a new one counts at both ends (mention_count). Rows whose ends are missing match nothing
-// (the caller compares `matched` with what it sent and aborts).
+// Passage -> entity mentions, idempotent; a new one counts at both ends (mention_count). Rows
+// whose ends are missing match nothing (the caller compares `matched` with what it sent and aborts).
 // $rows: [{passage_id, entity_id}]
 UNWIND $rows AS row
 MATCH (p:Passage {id: row.passage_id})

@@ -125,6 +125,8 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
                         flags[v] = 2
                         touched[count] = v
                         count += 1
+                    # written out here and below: as a helper function (even inlined) this check
+                    # doubled the walk's time at 100k passages (35 -> 80 ms a recall)
                     if flags[v] == 2 and residual[v] >= epsilon:
                         sv = strength[v]
                         if check:

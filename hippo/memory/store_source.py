@@ -14,13 +14,13 @@ through a ``hippo.store.neo4j.reader.Neo4jReader``:
 - PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, one round trip per
   push wave for the frontier nodes not fetched before, with the in-process
   weights (relation and mention weights, synonym scores). A node's strength only
-  schedules pushes. For a reader of every space it is, as in process, its
-  strength over every edge (the store's degree counters, read with the edges
-  that reach the node): the push schedule is the in-process one, and a node that
-  walk would not push is never read (at 100k passages, a quarter of the nodes).
-  For a reader of some spaces it is the sum of its visible edges once fetched,
-  and 1 before (a lower bound), so that walk is a function of what the reader
-  sees alone: a hidden passage cannot move a visible score.
+  schedules pushes. For a reader of every space in a store with nothing forgotten
+  it is, as in process, its strength over every edge (the degree counters, read
+  with the edges that reach the node): the push schedule is the in-process one,
+  and a node that walk would not push is never read (at 100k passages, a quarter
+  of the nodes). For any other reader it is the sum of its visible edges once
+  fetched, and 1 before (a lower bound), so that walk depends on what the reader
+  sees alone: a hidden or forgotten passage, or whether one exists, moves nothing.
   On a small graph (``ppr_exact_max_edges``), as in process, the exact power
   iteration over the visible part the reset can reach;
 - names, texts, counts, mentions and facts by id.
@@ -207,7 +207,7 @@ class StoreSource:
         out = np.ones(len(vertices))
         known = vertices < len(self._strength)
         out[known] = self._strength[vertices[known]]
-        if self.spaces is None:
+        if self.spaces is None and self.statistics.passages == self.statistics.stored:  # nothing hidden
             total = np.full(len(vertices), np.nan)
             total[known] = self._total[vertices[known]]
             out = np.where(np.isnan(total), out, total)

@@ -34,9 +34,9 @@ from hippo.store.cypher import cypher
 from hippo.store.neo4j.bulk_export import CsvExport, Progress, export_csv
 from hippo.store.neo4j.connection import Connection, parse_url
 from hippo.store.neo4j.local_server import LocalNeo4j
-from hippo.store.neo4j.migrate import fill_walks
+from hippo.store.neo4j.migrate import migrate_walks
 from hippo.store.neo4j.records import value_id
-from hippo.store.neo4j.schema import META, SCHEMA_VERSION, ensure_vector_indexes, prepare
+from hippo.store.neo4j.schema import META, ensure_vector_indexes, prepare
 
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
 
@@ -121,12 +121,12 @@ def wait_online(url: str, timeout: float) -> Connection:
 
 
 def finish(db: Connection, export: CsvExport, index_timeout: float) -> None:
-    """What store-side walks read at each node, the meta node, the key-value area, the schema and the
-    indexes (waited for)."""
-    fill_walks(db, "keeping what store-side walks read at each node")
+    """The meta node, the key-value area, the schema and the indexes (waited for), then what
+    store-side walks read at each node (which looks passages up by id, so after the indexes)."""
     meta = export.meta
+    # schema 3 until the walks' fields are filled: an import cut short there is finished on open
     db.write_one("bulk_meta", "writing the meta node", meta=META, revision=meta["revision"], seq=meta["seq"],
-                 schema_version=SCHEMA_VERSION, model=meta["embedding_model"], dim=meta["embedding_dim"],
+                 schema_version="3", model=meta["embedding_model"], dim=meta["embedding_dim"],
                  backend=meta["embedding_backend"])
     if export.values:
         db.write_one("kv_write", "writing values", rows=[
@@ -135,6 +135,7 @@ def finish(db: Connection, export: CsvExport, index_timeout: float) -> None:
     if meta["embedding_dim"]:
         ensure_vector_indexes(db, int(meta["embedding_dim"]))
     db.schema(cypher("await_indexes"), "waiting for the indexes to come online", seconds=int(index_timeout))
+    migrate_walks(db)
 
 
 def check_counts(db: Connection, export: CsvExport) -> dict[str, int]:

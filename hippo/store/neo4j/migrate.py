@@ -51,17 +51,12 @@ def migrate_words(db: Connection) -> None:
 
 
 def migrate_walks(db: Connection) -> None:
-    """Schema 3 -> 4, in batches of its own (``fill_walks``)."""
+    """Schema 3 -> 4 (also the last step of a bulk import): the degree counters of every passage and
+    entity, and the visibility of every fact, where they are missing, in batches of their own."""
     doing = "keeping what store-side walks read at each node (schema 3 -> 4)"
-    fill_walks(db, doing)
-    db.write_one("meta_schema_version", doing, meta=META, schema_version=SCHEMA_VERSION)
-
-
-def fill_walks(db: Connection, doing: str) -> None:
-    """The degree counters of every passage and entity, and the visibility of every fact, where they are
-    missing (a migrated or bulk-loaded store)."""
     for statement in cypher_statements("migrate_walks"):
         db.batched(statement, doing)
+    db.write_one("meta_schema_version", doing, meta=META, schema_version=SCHEMA_VERSION)
 
 
 def migrate_vectors(db: Connection, dim: int | None) -> None:

@@ -52,6 +52,7 @@ class Statistics:
     facts: int  # fact vectors, visible or not
     entities: int  # entity vectors, visible or not
     edges: int = 0  # relations, mentions and synonyms, visible or not
+    stored: int = 0  # passages, live or not, in every space
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ class Neo4jReader:
             return Statistics(0, 0, 0, 0, 0)
         r = rows[0]
         return Statistics(int(r["revision"] or 0), int(r["passages"]), int(r["words"] or 0), int(r["facts"]),
-                          int(r["entities"]), int(r["edges"]))
+                          int(r["entities"]), int(r["edges"]), int(r["stored"]))
 
     def revision(self) -> int:
         self.round_trips += 1
