@@ -251,6 +251,11 @@ class ServerProcess:
                     raise RuntimeError(f"server did not start: {self.proc.stderr.read().decode()[-2000:]}")
                 time.sleep(0.5)
 
+    def rss_mb(self) -> float:
+        """The server process's resident set now (Linux ``/proc``)."""
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        return round(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) / 1024)
+
     def stop(self) -> None:
         self.proc.terminate()
         try:

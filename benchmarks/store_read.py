@@ -262,7 +262,10 @@ def serve(dataset_name: str, store: str, processes: Sequence[int], modes: Sequen
             servers = [ServerProcess(store, env) for _ in range(count)]
             started = time.perf_counter() - clock
             try:
+                clock = time.perf_counter()
                 memory_ids = [rcp.connect_http(s.url).memory_build(scope="global")["memoryId"] for s in servers]
+                build = (time.perf_counter() - clock) / count
+                rss_built = [s.rss_mb() for s in servers]
                 for server, memory_id in zip(servers, memory_ids, strict=True):  # warm every process
                     run_level(server.url, memory_id, questions, clients=2, requests=10, max_seconds=60)
                 share = [clients // count + (i < clients % count) for i in range(count)]
@@ -272,6 +275,7 @@ def serve(dataset_name: str, store: str, processes: Sequence[int], modes: Sequen
                         servers[i].url, memory_ids[i], questions[i::count], share[i],
                         requests * share[i] // clients, max_seconds), range(count)))
                 wall = time.perf_counter() - clock
+                rss = [s.rss_mb() for s in servers]
             finally:
                 for server in servers:
                     server.stop()
@@ -280,6 +284,7 @@ def serve(dataset_name: str, store: str, processes: Sequence[int], modes: Sequen
             rows.append({"mode": mode, "processes": count, "clients": clients, "requests": len(latencies),
                          "errors": len(errors), "first_errors": errors[:3], "req_s": round(len(latencies) / wall, 2),
                          "latency_ms": percentiles(latencies), "start_s": round(started, 1),
+                         "build_s": round(build, 2), "rss_mb_built": rss_built, "rss_mb_after": rss,
                          "load_average": [round(x, 2) for x in os.getloadavg()]})
             log(f"{mode}, {count} process(es): {rows[-1]['req_s']} req/s, p50 {rows[-1]['latency_ms']['p50']:.0f} ms, "
                 f"{len(errors)} errors")
@@ -287,6 +292,10 @@ def serve(dataset_name: str, store: str, processes: Sequence[int], modes: Sequen
 
 
 # -- output ---------------------------------------------------------------------------
+
+
+def _per_process(values: list[float] | None) -> str:
+    return " / ".join(map(str, values)) if values else "–"
 
 
 def render(runs: dict[str, Any]) -> str:
@@ -317,11 +326,12 @@ def render(runs: dict[str, Any]) -> str:
     serve_rows = [r for r in runs.values() if r["run"].startswith("serve")]
     if serve_rows:
         header = ["set", "read mode", "server processes", "clients", "req/s", "p50 ms", "p95 ms", "errors",
-                  "start s", "load"]
+                  "start s", "memory/build s", "RSS MB after build", "RSS MB after load", "load"]
         parts += ["## Several `hippo serve` processes over one Neo4j", "", markdown_table(header, [[
             r["dataset"], m["mode"], m["processes"], m["clients"], m["req_s"], m["latency_ms"]["p50"],
-            m["latency_ms"]["p95"], m["errors"], m["start_s"], ", ".join(f"{x:.1f}" for x in m["load_average"])]
-            for r in serve_rows for m in r["rows"]]), ""]
+            m["latency_ms"]["p95"], m["errors"], m["start_s"], m.get("build_s", "–"),
+            _per_process(m.get("rss_mb_built")), _per_process(m.get("rss_mb_after")),
+            ", ".join(f"{x:.1f}" for x in m["load_average"])] for r in serve_rows for m in r["rows"]]), ""]
     if "visible" in runs:
         r = runs["visible"]
         line = (f"{r['writes']} remembers by a writer process, one at a time; the reader recalls until it finds "

@@ -284,6 +284,15 @@ class MemoryItem(_Model):
     agent_id: str | None = None
 
 
+class TextForm(_Model):
+    """A reader's view as text (``Memory.text_form``): its facts (those of live passages in its
+    spaces), one line each, and the distinct entities those passages mention, by name."""
+
+    tokens: int  # hippo.text.approx_tokens summed over the fact lines and the names
+    entities: int
+    facts: int
+
+
 class Stats(_Model):
     documents: int
     passages: int

@@ -15,7 +15,6 @@ from hippo.documents import expand_paths
 from hippo.embed import Embedder, open_embedder
 from hippo.errors import InvalidInput
 from hippo.extract import Extractor, SpacyExtractor
-from hippo.graph.edges import MENTION
 from hippo.llm.extractor import usage_meter
 from hippo.llm.parts import llm_parts
 from hippo.memory import lifecycle, reembed, walk
@@ -23,12 +22,13 @@ from hippo.memory.clues import ClueExpander
 from hippo.memory.context import Classifier
 from hippo.memory.context import context as user_context
 from hippo.memory.core import Engine, Planned
-from hippo.memory.hits import assemble_hits
+from hippo.memory.extent import TextForms, local_text_form
+from hippo.memory.hits import assemble_hits, recall_hits
 from hippo.memory.indexing import Progress, assign_ids, batch_progress, document_ids, prepare, validate_documents
 from hippo.memory.inputs import MAX_TOKEN_BUDGET, check_count, check_query, space_set
 from hippo.memory.lifecycle import NearDuplicatePolicy
-from hippo.memory.recall import RankedPassages, Recaller
-from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion
+from hippo.memory.recall import Recaller
+from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion, source_rankings
 from hippo.memory.source import LocalSource, RecallSource
 from hippo.memory.state import DerivedState
 from hippo.memory.store_reads import StoreReads
@@ -40,11 +40,11 @@ from hippo.models import (
     MemoryItem,
     MemoryVersion,
     Neighborhood,
-    Provenance,
     RecallResult,
     RememberResult,
     RestoreResult,
     Stats,
+    TextForm,
 )
 from hippo.store import Store, open_store
 
@@ -77,6 +77,7 @@ class Memory:
         self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases,
                                   fact_filter=self.llm.fact_filter, query_hops=self._query_parser.query_hops)
         self._expander = ClueExpander(self.settings, self.embedder.encode, writer=self.llm.clue_writer)
+        self._text_forms = TextForms(lambda spaces: local_text_form(self.engine, self.store, spaces))
 
     @classmethod
     def open(cls, store: str | Store | None = None, *, settings: Settings | None = None,
@@ -215,7 +216,7 @@ class Memory:
                     ranked = self._expander.expand(query, ranked, source, n=n)
                 else:
                     ranked.notes.append(_NO_EXPANSION)
-            hits = self._hits(ranked, source, k, token_budget)
+            hits = recall_hits(ranked, source, self.store, k=k, token_budget=token_budget)
         ranked.timings["total"] = time.perf_counter() - clock
         note = "; ".join(x for x in (_NOTES.get(ranked.strategy), *ranked.notes) if x) or None
         return RecallResult(
@@ -232,38 +233,6 @@ class Memory:
         with self.reading() as state:
             yield LocalSource(state, self.store, spaces)
 
-    def _hits(self, ranked: RankedPassages, source: RecallSource, k: int, token_budget: int | None) -> list[Hit]:
-        head = ranked.ranking[: k * 4]
-        passages = {p.id: p for p in self.store.passages(pid for pid, _ in head)}
-        mentioned: dict[str, set[int]] = {}
-        if ranked.seed_vertices:  # the entities each hit mentions, read in one batch
-            node_of = source.nodes([pid for pid, _ in head])
-            ids = [pid for pid, _ in head if pid in node_of]
-            owners, columns = source.edges(np.array([node_of[pid] for pid in ids], dtype=np.int64))
-            mentions = columns["kinds"] == MENTION
-            for owner, entity in zip(owners[mentions].tolist(), columns["targets"][mentions].tolist(), strict=True):
-                mentioned.setdefault(ids[owner], set()).add(int(entity))
-        seed_ids = dict(zip(source.record_ids(list(ranked.seed_vertices)), ranked.seed_vertices, strict=True))
-        kept = ranked.kept_facts
-        fact_rows = list(zip(source.fact_ids(kept), [source.fact_ends(row) for row in kept],
-                             source.fact_passages(kept), strict=True))
-
-        def provenance(pid: str) -> Provenance:
-            if not ranked.seed_vertices:
-                return Provenance()
-            seen = mentioned.get(pid, set())
-            nodes = [sid for sid, v in seed_ids.items() if v in seen]
-            facts = [fid for fid, ends, passage in fact_rows
-                     if passage == pid or (len(ends) == 2 and ends[0] in seen and ends[1] in seen)]
-            return Provenance(nodes=nodes, facts=facts)
-
-        def stage_scores(pid: str) -> dict[str, float]:
-            dense = ranked.dense.get(pid)
-            return {"dense": round(dense, 6)} if dense is not None else {}
-
-        return assemble_hits(head, passages, k=k, token_budget=token_budget, stage_scores=stage_scores,
-                             provenance=provenance)
-
     def retrieve(self, query: str, *, k: int = 10, mode: Mode = "dense", spaces: Iterable[str] | None = None,
                  token_budget: int | None = None) -> list[Hit]:
         """Plain retrieval without the graph: ``dense``, ``bm25`` or ``hybrid`` (RRF of both)."""
@@ -275,9 +244,13 @@ class Memory:
             raise InvalidInput("mode", f"must be dense, bm25 or hybrid, got {mode!r}")
         readable, pool = space_set(spaces), max(k * 4, 50)
         q = self.embedder.encode([query])[0] if mode != "bm25" else None
-        with self.reading() as state:
-            dense = dense_ranking(state, q, readable, pool) if q is not None else []
-            sparse = keyword_ranking(state, query, readable, pool) if mode != "dense" else []
+        words = query if mode != "dense" else None
+        with self._source(readable) as source:
+            if isinstance(source, LocalSource):
+                dense = dense_ranking(source.state, q, readable, pool) if q is not None else []
+                sparse = keyword_ranking(source.state, words, readable, pool) if words is not None else []
+            else:
+                dense, sparse = source_rankings(source, q, words, pool)
         ranking = {"dense": dense, "bm25": sparse}.get(mode) or reciprocal_rank_fusion(dense, sparse)
         passages = {p.id: p for p in self.store.passages(pid for pid, _ in ranking)}
         dense_by_id, sparse_by_id = dict(dense), dict(sparse)
@@ -291,12 +264,14 @@ class Memory:
     def walk(self, seed_weights: Mapping[str, float], *, k: int = 10, token_budget: int | None = None,
              spaces: Iterable[str] | None = None) -> list[Hit]:
         """Passages ranked by the PPR mass flowing from explicit seed ids (``hippo.memory.walk``)."""
-        return walk.seed_walk(self.engine, seed_weights, spaces=space_set(spaces), k=k, token_budget=token_budget)
+        with self._source(space_set(spaces)) as source:
+            return walk.seed_walk(source, self.store, self.settings, seed_weights, k=k, token_budget=token_budget)
 
     def neighbors(self, seed_ids: Iterable[str], *, hops: int = 1, limit: int = 50,
                   spaces: Iterable[str] | None = None) -> Neighborhood:
         """The nodes within ``hops`` edges of the seeds, ranked by PPR mass, and the edges between them."""
-        return walk.neighbors(self.engine, seed_ids, spaces=space_set(spaces), hops=hops, limit=limit)
+        with self._source(space_set(spaces)) as source:
+            return walk.neighbors(source, self.store, self.settings, seed_ids, hops=hops, limit=limit)
 
     def context(self, user_id: str, *, budget_tokens: int | None = None, slot_tokens: int | None = None,
                 classify: Classifier | None = None) -> str:
@@ -371,6 +346,20 @@ class Memory:
         model = self.store.embedding_model()
         return Stats(**counts, revision=self.store.revision(), embedding_model=model[0] if model else None,
                      embedding_backend=self.store.embedding_backend(), store=self.store.url)
+
+    def live_spaces(self) -> frozenset[str]:
+        """Every space that holds a live passage (store-side: read from the store once a revision)."""
+        if self._store_reads is not None:
+            return self._store_reads.live_spaces()
+        return walk.graph_spaces(self.engine)
+
+    def text_form(self, spaces: Iterable[str] | None = None) -> TextForm:
+        """The facts and entities a reader of ``spaces`` reaches, and their size in tokens
+        (``hippo.memory.extent``); worked out once per set of spaces and store revision."""
+        readable = space_set(spaces)
+        if self._store_reads is not None:
+            return self._store_reads.text_form(readable)
+        return self._text_forms.get(readable, self.store.revision())
 
     def graph_stats(self) -> dict[str, int]:
         """Vertex and edge counts of the in-process projection, by kind."""

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+import numpy as np
+
+from hippo.graph.edges import MENTION
 from hippo.models import Hit, Passage, Provenance
 from hippo.text import approx_tokens
+
+if TYPE_CHECKING:  # recall and the sources import this module
+    from hippo.memory.recall import RankedPassages
+    from hippo.memory.source import RecallSource
+    from hippo.store import Store
 
 
 def assemble_hits(
@@ -46,3 +55,39 @@ def assemble_hits(
         if len(hits) == k:
             break
     return hits
+
+
+def recall_hits(ranked: RankedPassages, source: RecallSource, store: Store, *, k: int,
+                token_budget: int | None) -> list[Hit]:
+    """A recall's hits: its ranking's head as hits, each with the seed entities it mentions and the
+    kept facts read from it or joining two of them (its provenance)."""
+    head = ranked.ranking[: k * 4]
+    passages = {p.id: p for p in store.passages(pid for pid, _ in head)}
+    mentioned: dict[str, set[int]] = {}
+    if ranked.seed_vertices:  # the entities each hit mentions, read in one batch
+        node_of = source.nodes([pid for pid, _ in head])
+        ids = [pid for pid, _ in head if pid in node_of]
+        owners, columns = source.edges(np.array([node_of[pid] for pid in ids], dtype=np.int64))
+        mentions = columns["kinds"] == MENTION
+        for owner, entity in zip(owners[mentions].tolist(), columns["targets"][mentions].tolist(), strict=True):
+            mentioned.setdefault(ids[owner], set()).add(int(entity))
+    seed_ids = dict(zip(source.record_ids(list(ranked.seed_vertices)), ranked.seed_vertices, strict=True))
+    kept = ranked.kept_facts
+    fact_rows = list(zip(source.fact_ids(kept), [source.fact_ends(row) for row in kept],
+                         source.fact_passages(kept), strict=True))
+
+    def provenance(pid: str) -> Provenance:
+        if not ranked.seed_vertices:
+            return Provenance()
+        seen = mentioned.get(pid, set())
+        nodes = [sid for sid, v in seed_ids.items() if v in seen]
+        facts = [fid for fid, ends, passage in fact_rows
+                 if passage == pid or (len(ends) == 2 and ends[0] in seen and ends[1] in seen)]
+        return Provenance(nodes=nodes, facts=facts)
+
+    def stage_scores(pid: str) -> dict[str, float]:
+        dense = ranked.dense.get(pid)
+        return {"dense": round(dense, 6)} if dense is not None else {}
+
+    return assemble_hits(head, passages, k=k, token_budget=token_budget, stage_scores=stage_scores,
+                         provenance=provenance)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from hippo.memory.state import DerivedState
 from hippo.store.base import Spaces
+
+if TYPE_CHECKING:  # the sources import this module
+    from hippo.memory.source import RecallSource
 
 Mode = Literal["dense", "bm25", "hybrid"]
 RRF_K = 60  # the constant of Cormack et al.; flattens the head of each list
@@ -28,6 +31,23 @@ def keyword_ranking(state: DerivedState, query: str, spaces: Spaces, limit: int)
     live = state.projection.live
     return [(ids[row], score)
             for row, score in state.keywords.top(query, view.codes, lambda rows: live[rows], limit)]
+
+
+def source_rankings(source: RecallSource, q: np.ndarray | None, query: str | None,
+                    limit: int) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """The dense ranking of ``q`` and the BM25 ranking of ``query`` (each skipped when None) from any
+    source's searches: store-side, Neo4j's indexes under the in-process rules
+    (``hippo.memory.store_source``), so a store-side server keeps no copy of the graph for them."""
+    dense: list[tuple[str, float]] = []
+    if q is not None:
+        found = source.nearest_passages(q, limit)
+        dense = list(zip(source.record_ids(found.handles.tolist()), found.scores.tolist(), strict=True))
+    sparse: list[tuple[str, float]] = []
+    if query is not None:
+        scored = source.keyword_scores(query, limit)
+        ids = source.record_ids(list(scored))
+        sparse = sorted(zip(ids, scored.values(), strict=True), key=lambda pair: (-pair[1], pair[0]))[:limit]
+    return dense, sparse
 
 
 def reciprocal_rank_fusion(*rankings: list[tuple[str, float]]) -> list[tuple[str, float]]:

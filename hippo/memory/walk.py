@@ -3,7 +3,8 @@
 ``Memory.recall`` chooses its own seeds from a query; a client fanning clues
 out over the ``graph`` method names them instead (the seed ids recall
 returned, or any entity id). From the seeds on, the path is recall's own
-(``hippo.memory.spread``), read through the reader's ``RecallSource``:
+(``hippo.memory.spread``), read through the reader's ``RecallSource`` (the derived
+state in process, Neo4j in store-side read mode):
 passages outside ``spaces`` have no edges there, so no walk reaches them, no
 hidden entity counts as a seed, and an id the reader may not see is treated
 exactly like an id that does not exist.
@@ -18,12 +19,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from hippo.config import Settings
 from hippo.graph.edges import KIND_NAMES
 from hippo.memory.core import Engine
 from hippo.memory.hits import assemble_hits
-from hippo.memory.source import LocalSource, RecallSource
+from hippo.memory.source import RecallSource
 from hippo.memory.spread import passage_mass, ranking, spread
 from hippo.models import GraphEdge, GraphNode, Hit, Neighborhood, Provenance
+from hippo.store import Store
 from hippo.store.base import Spaces
 
 MAX_HOPS = 3
@@ -52,11 +55,6 @@ def _reads(walk: Callable[..., T]) -> Callable[..., T]:
 def graph_spaces(engine: Engine) -> frozenset[str]:
     """Every space that holds a live passage of the graph."""
     return engine.state.projection.live_spaces()
-
-
-def _source(engine: Engine, spaces: Spaces) -> LocalSource:
-    # Inside a read section: the section's consistent state, the one recall reads.
-    return LocalSource(engine.state, engine.store, spaces)
 
 
 def _way_back(source: RecallSource, start: int, seeds: set[int]) -> list[int]:
@@ -90,15 +88,8 @@ def _way_back(source: RecallSource, start: int, seeds: set[int]) -> list[int]:
         way.append(smallest(before))
 
 
-@_reads
-def resolve_seeds(engine: Engine, seed_ids: Iterable[str], spaces: Spaces) -> dict[str, int]:
-    """Seed id -> graph node, for the ids the reader can see (entities or passages)."""
-    return _source(engine, spaces).nodes(list(seed_ids))
-
-
-@_reads
-def seed_walk(engine: Engine, seed_weights: Mapping[str, float], *, spaces: Spaces, k: int,
-              token_budget: int | None = None) -> list[Hit]:
+def seed_walk(source: RecallSource, store: Store, settings: Settings, seed_weights: Mapping[str, float], *,
+              k: int, token_budget: int | None = None) -> list[Hit]:
     """Passages ranked by the PPR mass flowing from the given seeds.
 
     Weights are relative (the reset vector is normalized); unknown or hidden
@@ -107,21 +98,20 @@ def seed_walk(engine: Engine, seed_weights: Mapping[str, float], *, spaces: Spac
     the shortest way there: a seed, then the nodes between) and its facts that
     touch a seed.
     """
-    source = _source(engine, spaces)
     vertices = source.nodes(list(seed_weights))
     weights = [max(float(seed_weights[sid]), 0.0) for sid in vertices]
     if not vertices or sum(weights) <= 0 or not source.passage_total:
         return []
     passage_vertices, mass = passage_mass(source, np.array(list(vertices.values()), dtype=np.int64),
-                                          np.array(weights, dtype=np.float64), engine.settings)
+                                          np.array(weights, dtype=np.float64), settings)
     ranked = ranking(source, passage_vertices, mass, max(k * 4, 50), reached_only=True)
-    passages = {p.id: p for p in engine.store.passages(pid for pid, _ in ranked)}
+    passages = {p.id: p for p in store.passages(pid for pid, _ in ranked)}
     node_of = source.nodes([pid for pid, _ in ranked])
 
     seed_of_vertex = {v: sid for sid, v in vertices.items()}
     fact_ids = [fid for pid, _ in ranked for fid in source.passage_facts(node_of[pid])]
     facts_by_passage: dict[str, list[str]] = {}
-    for fact in engine.store.facts(fact_ids):
+    for fact in store.facts(fact_ids):
         if fact.subject_id in vertices or fact.object_id in vertices:
             facts_by_passage.setdefault(fact.passage_id, []).append(fact.id)
 
@@ -142,8 +132,7 @@ def seed_walk(engine: Engine, seed_weights: Mapping[str, float], *, spaces: Spac
                          stage_scores=lambda pid: {"ppr": round(scores[pid], 8)}, provenance=provenance)
 
 
-@_reads
-def neighbors(engine: Engine, seed_ids: Iterable[str], *, spaces: Spaces, hops: int = 1,
+def neighbors(source: RecallSource, store: Store, settings: Settings, seed_ids: Iterable[str], *, hops: int = 1,
               limit: int = 50) -> Neighborhood:
     """The nodes within ``hops`` edges of the seeds and the weighted edges between them.
 
@@ -154,7 +143,6 @@ def neighbors(engine: Engine, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
     """
     if not 1 <= hops <= MAX_HOPS:
         raise ValueError(f"hops must be from 1 to {MAX_HOPS}")
-    source = _source(engine, spaces)
     seeds = source.nodes(list(seed_ids))
     if not seeds:
         return Neighborhood(seeds=[], nodes=[], edges=[])
@@ -166,7 +154,7 @@ def neighbors(engine: Engine, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
         reached |= fresh
         frontier = np.fromiter(fresh, dtype=np.int64, count=len(fresh))
 
-    ppr = spread(source, np.array(list(seeds.values()), dtype=np.int64), np.ones(len(seeds)), engine.settings)
+    ppr = spread(source, np.array(list(seeds.values()), dtype=np.int64), np.ones(len(seeds)), settings)
     mass = dict(zip(ppr.vertices.tolist(), ppr.scores.tolist(), strict=True))
     seed_vertices = set(seeds.values())
     # Ties go by record id, never by node handle: hidden records shift node handles.
@@ -178,7 +166,7 @@ def neighbors(engine: Engine, seed_ids: Iterable[str], *, spaces: Spaces, hops: 
     kept_set = set(kept)
     is_passage = {v: source.is_passage(v) for v in kept}
     names = source.entity_names([ids[v] for v in kept if not is_passage[v]])
-    names.update({p.id: p.title for p in engine.store.passages([ids[v] for v in kept if is_passage[v]])})
+    names.update({p.id: p.title for p in store.passages([ids[v] for v in kept if is_passage[v]])})
     nodes = [GraphNode(id=ids[v], kind="passage" if is_passage[v] else "entity", name=names.get(ids[v], ""),
                        score=round(mass.get(v, 0.0), 8), seed=v in seed_vertices) for v in kept]
 

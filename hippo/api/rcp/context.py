@@ -9,11 +9,10 @@ read through ``Context.read_spaces`` and call the engine through ``Context.scope
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hippo.access import Principal, ScopedMemory, admin_principal
 from hippo.memory import Memory
-from hippo.memory.walk import graph_spaces
 from hippo.spaces import session_space
 from hippo.store.base import Spaces
 
@@ -21,20 +20,14 @@ SESSION_PREFIX = "session:"
 ANONYMOUS = admin_principal("anonymous")
 
 
-@dataclass
+@dataclass(frozen=True)
 class LiveSpaces:
-    """The spaces holding passages in one memory, recomputed only when its state moves."""
+    """The spaces holding live passages in one memory (kept by the engine per store revision)."""
 
     memory: Memory
-    key: tuple[int, int] | None = None
-    spaces: frozenset[str] = field(default_factory=frozenset)
 
     def get(self) -> frozenset[str]:
-        with self.memory.reading() as state:  # the snapshot recall reads
-            key = (id(state), state.revision)
-        if key != self.key:
-            self.spaces, self.key = graph_spaces(self.memory.engine), key
-        return self.spaces
+        return self.memory.live_spaces()
 
 
 @dataclass(frozen=True)

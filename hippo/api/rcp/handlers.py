@@ -18,7 +18,7 @@ from hippo.api.config import ServerSettings
 from hippo.api.rcp import filters, wire
 from hippo.api.rcp.context import Context
 from hippo.api.rcp.errors import from_validation, invalid, too_large, unsupported
-from hippo.api.rcp.memories import MemoryRecord, MemoryRegistry, new_memory_id, now, text_form
+from hippo.api.rcp.memories import MemoryRecord, MemoryRegistry, new_memory_id, now
 from hippo.api.rcp.params import (ForgetParams, GraphParams, HistoryParams, IndexAddParams, IndexDeleteParams,
                                   InputDocument, MemoriesParams, MemoryBuildParams, MemoryRecallParams, Params,
                                   RememberParams, RestoreParams, RetrieveParams)
@@ -286,7 +286,7 @@ def memory_build(svc: Service, ctx: Context, raw: dict[str, Any]) -> dict[str, A
     if documents:
         added = ctx.scoped(svc.memory, [record.home]).index(
             [d.model_copy(update={"space": record.home}) for d in documents]).passages_added
-    form = text_form(svc.memory, ctx.read_spaces(record.spaces, record.session_id, owned=record.spaces or ()))
+    form = svc.memory.text_form(ctx.read_spaces(record.spaces, record.session_id, owned=record.spaces or ()))
     record = record.model_copy(update={"tokens": form.tokens, "entities": form.entities, "facts": form.facts,
                                        "revision": svc.memory.store.revision(), "updated_at": now()})
     svc.memories.save(record)

@@ -25,7 +25,6 @@ import json
 import secrets
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -34,11 +33,7 @@ from pydantic.alias_generators import to_camel
 
 from hippo.api.rcp.context import Context
 from hippo.api.rcp.errors import not_found
-from hippo.memory import Memory
-from hippo.memory.walk import view_records
 from hippo.store import Store
-from hippo.store.base import Spaces
-from hippo.text import approx_tokens
 
 NAMESPACE = "rcp.memories"
 LATEST = "latest"  # key prefix: an owner's most recently built memory, per scope (see ``latest_key``)
@@ -69,22 +64,6 @@ def now() -> str:
 
 def new_memory_id() -> str:
     return f"mem-{secrets.token_hex(8)}"
-
-
-@dataclass(frozen=True)
-class TextForm:
-    tokens: int
-    entities: int
-    facts: int
-
-
-def text_form(memory: Memory, spaces: Spaces) -> TextForm:
-    """Entities and facts a reader of ``spaces`` reaches, and their size in tokens."""
-    records = view_records(memory.engine, spaces)
-    names = [e.name for e in memory.store.entities(records.entity_ids)]
-    facts = [f.text for f in memory.store.facts(records.fact_ids)]
-    return TextForm(tokens=sum(approx_tokens(t) for t in names) + sum(approx_tokens(t) for t in facts),
-                    entities=len(names), facts=len(facts))
 
 
 def latest_key(owner: str | None, session_id: str | None = None) -> str:

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from hippo.models import TextForm
 from hippo.store.base import Spaces
 from hippo.store.neo4j.connection import Connection
 from hippo.store.neo4j.schema import META
@@ -94,6 +95,11 @@ class Neo4jReader:
         r = rows[0]
         return Statistics(int(r["revision"] or 0), int(r["passages"]), int(r["words"] or 0), int(r["facts"]),
                           int(r["entities"]), int(r["edges"]), int(r["stored"]))
+
+    def text_form(self) -> TextForm:
+        """The view's facts and entities and their approximate tokens (``hippo.memory.extent``)."""
+        [r] = self._read("read_text_form", "sizing the reader's view")
+        return TextForm(tokens=int(r["tokens"] or 0), entities=int(r["entities"]), facts=int(r["facts"]))
 
     def revision(self) -> int:
         self.round_trips += 1

@@ -212,6 +212,10 @@ class Neo4jStore(Neo4jEmbeddings):
         """Store-side recall's reads within ``spaces`` (``hippo.store.neo4j.reader``)."""
         return Neo4jReader(self.db, spaces, max_fetch=max_fetch)
 
+    def live_spaces(self) -> frozenset[str]:
+        """Every space that holds a live passage."""
+        return frozenset(r["space"] for r in self.db.read("read_live_spaces", "reading the live spaces"))
+
     def counts(self) -> dict[str, int]:
         [row] = self.db.read("counts", "counting records")
         return {key: int(row[key]) for key in

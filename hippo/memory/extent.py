@@ -1,0 +1,55 @@
+"""How large a reader's view is as text: the size a built memory reports (``memory/build``'s ``tokens``).
+
+A view's text form is its facts (those of live passages in the reader's spaces), one line each
+("subject predicate object"), and the distinct entities those passages mention, by name; each
+counted with ``hippo.text.approx_tokens``. In process it is read off the projection and the store;
+store-side (``hippo.memory.store_reads``) Neo4j sums it and sends three numbers. Either way it is
+worked out once per set of spaces and store revision: a second build over an unchanged store costs
+one revision read.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+from hippo.memory.core import Engine
+from hippo.memory.walk import view_records
+from hippo.models import TextForm
+from hippo.store import Store
+from hippo.store.base import Spaces
+from hippo.text import approx_tokens
+
+KEPT = 16  # sets of spaces whose text form is kept, each for one store revision
+
+
+def local_text_form(engine: Engine, store: Store, spaces: Spaces) -> TextForm:
+    """In process: the view's records off the projection, their names and fact lines from the store."""
+    records = view_records(engine, spaces)
+    names = [e.name for e in store.entities(records.entity_ids)]
+    lines = [f.text for f in store.facts(records.fact_ids)]
+    return TextForm(tokens=sum(map(approx_tokens, names)) + sum(map(approx_tokens, lines)),
+                    entities=len(names), facts=len(lines))
+
+
+class TextForms:
+    """The text form of the latest few views, each valid for one store revision."""
+
+    def __init__(self, compute: Callable[[Spaces], TextForm]) -> None:
+        self._compute = compute
+        self._kept: OrderedDict[Spaces, tuple[int, TextForm]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, spaces: Spaces, revision: int) -> TextForm:
+        with self._lock:
+            kept = self._kept.get(spaces)
+        if kept is not None and kept[0] == revision:
+            return kept[1]
+        form = self._compute(spaces)
+        with self._lock:
+            self._kept[spaces] = (revision, form)
+            self._kept.move_to_end(spaces)
+            while len(self._kept) > KEPT:
+                self._kept.popitem(last=False)
+        return form
