@@ -33,7 +33,8 @@ from hippo.store.neo4j.bulk import admin_stages, local_server
 from hippo.store.neo4j.local_server import LocalNeo4j
 from hippo.store.neo4j.vectors import vector_of
 from tests.conftest import unavailable
-from tests.test_neo4j_degrees import FACTS, RECOUNT, assert_counted, assert_facts_follow_their_passages
+from tests.test_neo4j_degrees import (FACTS, RECOUNT, SPACES, assert_counted, assert_facts_follow_their_passages,
+                                      assert_spaces_counted)
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[1]
@@ -153,6 +154,7 @@ def test_bulk_import_gives_the_same_store(imported: dict, server: Server, source
         with neo.db.session() as session:  # filled after neo4j-admin, as a migration fills them
             assert_counted([dict(r) for r in session.run(RECOUNT)])
             assert_facts_follow_their_passages([dict(r) for r in session.run(FACTS)])
+            assert_spaces_counted([dict(r) for r in session.run(SPACES)])
         assert neo.get_values("notes", ["greeting"]) == {"greeting": 'héllo, "world"'}
         assert neo.keyword_search("lighthouse keeper", 1)[0][0] == sqlite.keyword_search("lighthouse keeper", 1)[0][0]
     finally:

@@ -1,7 +1,8 @@
-"""What a Neo4j store keeps for store-side walks (schema 4): degree counters on every passage and
-entity, and on each fact its passage's space and forgotten_at. Every write (forget and restore too)
-keeps them equal to a recount, the counters give the in-process projection's strengths, an older
-store gets them on open, and with them a store-side push leaves unread the nodes it would not push."""
+"""What a Neo4j store keeps for store-side reads (schemas 4 and 5): degree counters on every passage
+and entity, on each fact its passage's space and forgotten_at, and on each space its live passages and
+their words. Every write (forget and restore too) keeps them equal to a recount, the counters give
+the in-process projection's strengths, an older store gets them on open, and with them a store-side
+push leaves unread the nodes it would not push."""
 
 from __future__ import annotations
 
@@ -31,6 +32,15 @@ FACTS = """
 MATCH ()-[r:RELATES]->() MATCH (p:Passage {id: r.passage_id})
 RETURN r.id AS id, r.space AS space, r.forgotten_at AS forgotten_at, p.space AS passage_space,
        p.forgotten_at AS passage_forgotten_at
+"""
+
+SPACES = """
+MATCH (p:Passage)
+WITH p.space AS name, sum(CASE WHEN p.forgotten_at IS NULL THEN 1 ELSE 0 END) AS real_passages,
+     sum(CASE WHEN p.forgotten_at IS NULL THEN p.word_count ELSE 0 END) AS real_words
+OPTIONAL MATCH (s:Space {name: name})
+RETURN name, s.live_passages AS passages, s.live_words AS words, real_passages, real_words,
+       COUNT { (:Space) } AS space_nodes
 """
 
 
@@ -86,6 +96,14 @@ def assert_counted(rows: list[dict[str, Any]]) -> None:
             assert r["synonyms"] == pytest.approx(r["real_synonyms"], abs=1e-9), r
 
 
+def assert_spaces_counted(rows: list[dict[str, Any]]) -> None:
+    """Every row of ``SPACES``: the space's node counts its live passages and their words, and there is
+    one node per space a passage was written to."""
+    assert rows and all(r["space_nodes"] == len(rows) for r in rows)
+    for r in rows:
+        assert (r["passages"], r["words"]) == (r["real_passages"], r["real_words"]), r
+
+
 def _rounded(row: dict[str, Any]) -> tuple[Any, ...]:
     return row["mentions"], row["facts"], None if row["synonyms"] is None else round(row["synonyms"], 9)
 
@@ -97,6 +115,9 @@ def test_every_write_keeps_each_nodes_counters_equal_to_a_recount(server: dict[s
     facts = _counters(server, FACTS)
     assert any(r["forgotten_at"] for r in facts) and any(r["space"] == SPACE and not r["forgotten_at"] for r in facts)
     assert_facts_follow_their_passages(facts)
+    spaces = {r["name"]: r for r in _counters(server, SPACES)}
+    assert spaces[SPACE]["passages"] == 2 and spaces["org"]["passages"] > 50  # three notes, one forgotten
+    assert_spaces_counted(list(spaces.values()))
     # a synonym whose score changes moves both ends' synonym_weight by the difference
     driver, session = _session(server)
     with driver, session:
@@ -180,19 +201,23 @@ def test_a_push_for_a_reader_of_every_space_reads_only_the_nodes_it_pushes(serve
 
 def test_a_store_of_schema_3_gets_its_counters_on_open(server: dict[str, str], embedder: Any):
     before = {r["id"]: _rounded(r) for r in _counters(server)}
+    spaces = _counters(server, SPACES)
     driver, session = _session(server)
     with driver, session:
         session.run("MATCH (n) WHERE n:Passage OR n:Entity REMOVE n.mention_count, n.fact_count, n.synonym_weight"
                     ).consume()
         session.run("MATCH ()-[r:RELATES]->() REMOVE r.space, r.forgotten_at").consume()
+        session.run("MATCH (s:Space) DELETE s").consume()
         session.run("MATCH (m:Meta) SET m.schema_version = '3'").consume()
-    with pytest.raises(StoreError, match=r"schema version 3; this hippo reads version 4"):
+    with pytest.raises(StoreError, match=r"schema version 3; this hippo reads version 5"):
         Neo4jStore(server["uri"], server["user"], server["password"], create_schema=False)
     _memory(server, embedder).close()
     after = _counters(server)
     assert_counted(after)
     assert_facts_follow_their_passages(_counters(server, FACTS))
     assert {r["id"]: _rounded(r) for r in after} == before
+    assert_spaces_counted(_counters(server, SPACES))
+    assert _counters(server, SPACES) == spaces
     driver, session = _session(server)
     with driver, session:
-        assert session.run("MATCH (m:Meta) RETURN m.schema_version AS v").single()["v"] == "4"
+        assert session.run("MATCH (m:Meta) RETURN m.schema_version AS v").single()["v"] == "5"

@@ -1,5 +1,5 @@
 // Every space that holds a live passage (what a protocol caller's "live index" is made of).
-// O(passages), read once per store revision.
-MATCH (p:Passage)
-WHERE p.forgotten_at IS NULL
-RETURN DISTINCT p.space AS space
+// O(spaces): each (:Space) keeps its live passages (schema.cypher).
+MATCH (s:Space)
+WHERE s.live_passages > 0
+RETURN s.name AS space

@@ -1,14 +1,14 @@
 // What store-side recall needs of the reader's whole view, read once per store revision: live
-// passages in the reader's spaces, their summed length in words (the BM25 length norm),
-// how many facts and entities have vectors, the graph's edges and its passages (visible or not: the
-// count store).
-// O(passages the reader sees).
+// passages in the reader's spaces and their summed length in words (the BM25 length norm), kept
+// per space (schema.cypher); how many facts and entities have vectors, the graph's edges and its
+// passages (visible or not: the count store).
+// O(spaces).
 // $spaces: [string] or null
 MATCH (m:Meta {id: $meta})
 CALL () {
-  MATCH (p:Passage)
-  WHERE p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)
-  RETURN count(p) AS passages, sum(coalesce(p.word_count, 0)) AS words
+  MATCH (s:Space)
+  WHERE $spaces IS NULL OR s.name IN $spaces
+  RETURN sum(s.live_passages) AS passages, sum(s.live_words) AS words
 }
 CALL () { MATCH (v:FactVector) RETURN count(v) AS facts }
 CALL () { MATCH (v:EntityVector) RETURN count(v) AS entities }

@@ -9,6 +9,10 @@ CREATE CONSTRAINT vector_hash IF NOT EXISTS FOR (n:Vector) REQUIRE n.hash IS UNI
 CREATE CONSTRAINT staged_vector_hash IF NOT EXISTS FOR (n:StagedVector) REQUIRE n.hash IS UNIQUE;
 // The key-value area: id is namespace + NUL + key.
 CREATE CONSTRAINT value_id IF NOT EXISTS FOR (n:Value) REQUIRE n.id IS UNIQUE;
+// One (:Space) per space a passage was written to: its live passages and their summed BM25 words,
+// kept by every write (schema version 5; migrate_spaces.cypher fills older stores), so a reader's
+// statistics and the live spaces are read in O(spaces), not O(passages), once a store revision.
+CREATE CONSTRAINT space_name IF NOT EXISTS FOR (n:Space) REQUIRE n.name IS UNIQUE;
 // A fact is one (:Entity)-[:RELATES]->(:Entity) relationship; its id is unique too.
 CREATE CONSTRAINT fact_id IF NOT EXISTS FOR ()-[r:RELATES]-() REQUIRE r.id IS UNIQUE;
 CREATE INDEX passage_seq IF NOT EXISTS FOR (n:Passage) ON (n.seq);
@@ -59,6 +63,8 @@ CALL db.createProperty('word_count');
 CALL db.createProperty('mention_count');
 CALL db.createProperty('fact_count');
 CALL db.createProperty('synonym_weight');
+CALL db.createProperty('live_passages');
+CALL db.createProperty('live_words');
 CALL db.createLabel('PassageVector');
 CALL db.createLabel('EntityVector');
 CALL db.createLabel('FactVector');

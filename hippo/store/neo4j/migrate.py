@@ -9,7 +9,8 @@ Schema 2 -> 3 gives every passage its BM25 words (``words``, ``word_count``)
 for the ``passage_words`` full-text index, which store-side recall scores with.
 Schema 3 -> 4 gives every passage and entity the degree counters the writes now
 keep, and every fact its passage's space and ``forgotten_at``
-(``hippo/cypher/schema.cypher`` says why).
+(``hippo/cypher/schema.cypher`` says why). Schema 4 -> 5 counts every space's
+live passages and their words on a (:Space) node, as the writes now keep them.
 Every step is idempotent and the schema version moves last, so a migration cut
 short is finished by the next open.
 """
@@ -36,6 +37,8 @@ def migrate(db: Connection, found: str, dim: int | None) -> None:
         migrate_words(db)
     if found in ("1", "2", "3"):
         migrate_walks(db)
+    if found in ("1", "2", "3", "4"):
+        migrate_spaces(db)
 
 
 def migrate_words(db: Connection) -> None:
@@ -56,6 +59,13 @@ def migrate_walks(db: Connection) -> None:
     doing = "keeping what store-side walks read at each node (schema 3 -> 4)"
     for statement in cypher_statements("migrate_walks"):
         db.batched(statement, doing)
+    db.write_one("meta_schema_version", doing, meta=META, schema_version="4")
+
+
+def migrate_spaces(db: Connection) -> None:
+    """Schema 4 -> 5 (also the last step of a bulk import): every space's live passages and words."""
+    doing = "counting each space's live passages (schema 4 -> 5)"
+    db.write_one("migrate_spaces", doing)
     db.write_one("meta_schema_version", doing, meta=META, schema_version=SCHEMA_VERSION)
 
 
