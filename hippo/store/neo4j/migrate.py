@@ -27,6 +27,7 @@ from hippo.store.neo4j.vectors import VECTOR_DTYPE, vector_list
 from hippo.store.neo4j.writer import passage_words
 
 _PAGE = 1000
+UPGRADABLE = ("1", "2", "3", "4")  # the schema versions an open brings to SCHEMA_VERSION
 
 
 def migrate(db: Connection, found: str, dim: int | None) -> None:

@@ -16,7 +16,7 @@ from hippo.store.common import chunks, in_order, keyword_query
 from hippo.store.cypher import cypher
 from hippo.store.neo4j.connection import Connection, parse_url
 from hippo.store.neo4j.embeddings import Neo4jEmbeddings
-from hippo.store.neo4j.migrate import migrate
+from hippo.store.neo4j.migrate import UPGRADABLE, migrate
 from hippo.store.neo4j.reader import Neo4jReader
 from hippo.store.neo4j.records import document_of, entity_of, fact_of, passage_of, value_id
 from hippo.store.neo4j.schema import (META, await_indexes, check_schema_version, ensure_vector_indexes,
@@ -63,7 +63,7 @@ class Neo4jStore(Neo4jEmbeddings):
 
     def _open(self) -> None:
         found = prepare(self.db)
-        if found in ("1", "2", "3"):
+        if found in UPGRADABLE:
             bound = self.embedding_model()
             migrate(self.db, found, bound[1] if bound else None)
         else:
