@@ -22,7 +22,7 @@ from hippo.memory.clues import ClueExpander
 from hippo.memory.context import Classifier
 from hippo.memory.context import context as user_context
 from hippo.memory.core import Engine, Planned
-from hippo.memory.extent import TextForms, local_text_form
+from hippo.memory.extent import TextForms, count_text_form
 from hippo.memory.hits import assemble_hits, recall_hits
 from hippo.memory.indexing import Progress, assign_ids, batch_progress, document_ids, prepare, validate_documents
 from hippo.memory.inputs import MAX_TOKEN_BUDGET, check_count, check_query, space_set
@@ -77,7 +77,7 @@ class Memory:
         self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases,
                                   fact_filter=self.llm.fact_filter, query_hops=self._query_parser.query_hops)
         self._expander = ClueExpander(self.settings, self.embedder.encode, writer=self.llm.clue_writer)
-        self._text_forms = TextForms(lambda spaces: local_text_form(self.engine, self.store, spaces))
+        self._text_forms = TextForms(lambda spaces: count_text_form(self.engine, self.store, spaces))
 
     @classmethod
     def open(cls, store: str | Store | None = None, *, settings: Settings | None = None,
@@ -356,10 +356,7 @@ class Memory:
     def text_form(self, spaces: Iterable[str] | None = None) -> TextForm:
         """The facts and entities a reader of ``spaces`` reaches, and their size in tokens
         (``hippo.memory.extent``); worked out once per set of spaces and store revision."""
-        readable = space_set(spaces)
-        if self._store_reads is not None:
-            return self._store_reads.text_form(readable)
-        return self._text_forms.get(readable, self.store.revision())
+        return self._text_forms.get(space_set(spaces), self.store.revision())
 
     def graph_stats(self) -> dict[str, int]:
         """Vertex and edge counts of the in-process projection, by kind."""

@@ -2,10 +2,10 @@
 
 A view's text form is its facts (those of live passages in the reader's spaces), one line each
 ("subject predicate object"), and the distinct entities those passages mention, by name; each
-counted with ``hippo.text.approx_tokens``. In process it is read off the projection and the store;
-store-side (``hippo.memory.store_reads``) Neo4j sums it and sends three numbers. Either way it is
-worked out once per set of spaces and store revision: a second build over an unchanged store costs
-one revision read.
+counted with ``hippo.text.approx_tokens``. A Neo4j store sums it in the server, whatever the read
+mode (no derived state needed); over SQLite it is read off the projection and the store. Either
+way it is worked out once per set of spaces and store revision: a second build over an unchanged
+store costs one revision read.
 """
 
 from __future__ import annotations
@@ -24,8 +24,12 @@ from hippo.text import approx_tokens
 KEPT = 16  # sets of spaces whose text form is kept, each for one store revision
 
 
-def local_text_form(engine: Engine, store: Store, spaces: Spaces) -> TextForm:
-    """In process: the view's records off the projection, their names and fact lines from the store."""
+def count_text_form(engine: Engine, store: Store, spaces: Spaces) -> TextForm:
+    """Summed by the store where it can (Neo4j: ``read_text_form.cypher``, three numbers over the
+    wire), else from the view's records off the projection and their names and lines from the store."""
+    counted = getattr(store, "text_form", None)
+    if counted is not None:
+        return counted(spaces)
     records = view_records(engine, spaces)
     names = [e.name for e in store.entities(records.entity_ids)]
     lines = [f.text for f in store.facts(records.fact_ids)]

@@ -14,10 +14,8 @@ import threading
 from collections import OrderedDict
 
 from hippo.config import Settings
-from hippo.memory.extent import TextForms
 from hippo.memory.store_cache import ReaderCache
 from hippo.memory.store_source import StoreSource
-from hippo.models import TextForm
 from hippo.store import Store
 from hippo.store.base import Spaces
 from hippo.store.neo4j.reader import Statistics
@@ -37,7 +35,6 @@ class StoreReads:
         self._sources: list[StoreSource] = []  # the latest few, for ``round_trips``
         self._done = 0  # round trips of sources no longer in that list
         self._live: tuple[int, frozenset[str]] | None = None
-        self._text_forms = TextForms(lambda spaces: self.store.reader(spaces).text_form())  # type: ignore[attr-defined]
 
     @property
     def round_trips(self) -> int:
@@ -59,10 +56,6 @@ class StoreReads:
         if live is None or live[0] != revision:
             live = self._live = (revision, self.store.live_spaces())  # type: ignore[attr-defined]
         return live[1]
-
-    def text_form(self, spaces: Spaces) -> TextForm:
-        """The reader's view as text, summed by the store (``read_text_form.cypher``)."""
-        return self._text_forms.get(spaces, self.store.revision())
 
     def source(self, spaces: Spaces) -> StoreSource:
         s = self.settings

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from hippo.errors import StoreError
-from hippo.models import DocumentRecord, Entity, Fact, Passage
+from hippo.models import DocumentRecord, Entity, Fact, Passage, TextForm
 from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash, embed_text
 from hippo.store.common import chunks, in_order, keyword_query
 from hippo.store.cypher import cypher
@@ -211,6 +211,10 @@ class Neo4jStore(Neo4jEmbeddings):
     def reader(self, spaces: Spaces, *, max_fetch: int = 4096) -> Neo4jReader:
         """Store-side recall's reads within ``spaces`` (``hippo.store.neo4j.reader``)."""
         return Neo4jReader(self.db, spaces, max_fetch=max_fetch)
+
+    def text_form(self, spaces: Spaces) -> TextForm:
+        """A reader's view as text, summed in the server (``hippo.memory.extent``)."""
+        return self.reader(spaces).text_form()
 
     def live_spaces(self) -> frozenset[str]:
         """Every space that holds a live passage."""
