@@ -24,6 +24,7 @@ pytestmark = pytest.mark.neo4j
 
 QUESTIONS = [q["question"] for q in json.loads((SAMPLE / "questions.json").read_text(encoding="utf-8"))][:6]
 NEW_WORD = "Quorvandel"
+WRITTEN = "What did Greta Südhof paint for Edvard Lind?"
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +122,41 @@ def test_store_side_recall_retrieve_and_graph_answer_as_in_process_ones_do(serve
                                                                          abs=1e-5)
     assert sum(overlaps) / len(overlaps) >= 0.9, overlaps
     assert not servers["store"][0].memory.engine.loaded, "store-side recall, retrieve and graph copied no graph"
+
+
+def _known(memory: Memory) -> int:
+    """Nodes whose edges the store-side reader of every space keeps cached."""
+    cache = memory.store_reads._caches.get(None)
+    return 0 if cache is None else int((cache.edges.runs.length.values >= 0).sum())
+
+
+def _same_as_a_cold_reader(memory: Memory, neo4j: dict[str, str], embedder: Any) -> None:
+    with Memory(Neo4jStore(neo4j["uri"], neo4j["user"], neo4j["password"]), settings=Settings(neo4j_read="store"),
+                embedder=embedder) as cold:
+        for question in [*QUESTIONS, WRITTEN]:
+            warm_hits, cold_hits = memory.recall(question).hits, cold.recall(question).hits
+            assert [h.id for h in warm_hits] == [h.id for h in cold_hits], question
+            assert [h.score for h in warm_hits] == pytest.approx([h.score for h in cold_hits], abs=1e-12)
+
+
+def test_after_a_write_a_reader_keeps_the_edges_it_did_not_change(neo4j, servers, embedder):
+    """Every write lists the nodes it changed (a (:Change)); a store-side reader moving to the new
+    revision drops those and their neighbours' cached edges only, and recalls exactly as a reader
+    with nothing cached does."""
+    (_, writer), (store_service, _) = servers["memory"], servers["store"]
+    memory = store_service.memory
+    for question in [*QUESTIONS, WRITTEN]:
+        memory.recall(question)
+    writer.index_add({"documents": [{"id": "tide-note", "text": "Greta Südhof painted the Ossery Strait tides "
+                                                                 "for Edvard Lind in 1931."}]})
+    for write in ("added", "forgotten"):
+        before = _known(memory)
+        memory.store_reads.source(None)  # the next recall's: it moves the cache to the new revision
+        assert 0 < _known(memory) < before, write  # dropped what the write changed, kept the rest
+        _same_as_a_cold_reader(memory, neo4j, embedder)
+        if write == "added":
+            writer.index_delete({"ids": ["tide-note"]})  # forgotten: its entities' edges change again
+    assert not memory.engine.loaded
 
 
 def test_a_write_through_one_server_is_what_the_store_side_one_reads_next(servers):

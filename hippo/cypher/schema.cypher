@@ -13,6 +13,9 @@ CREATE CONSTRAINT value_id IF NOT EXISTS FOR (n:Value) REQUIRE n.id IS UNIQUE;
 // kept by every write (schema version 5; migrate_spaces.cypher fills older stores), so a reader's
 // statistics and the live spaces are read in O(spaces), not O(passages), once a store revision.
 CREATE CONSTRAINT space_name IF NOT EXISTS FOR (n:Space) REQUIRE n.name IS UNIQUE;
+// One (:Change) per recent write: the nodes it changed (write_change.cypher), read by store-side
+// readers to keep the edges of every other node they fetched across revisions.
+CREATE INDEX change_revision IF NOT EXISTS FOR (n:Change) ON (n.revision);
 // A fact is one (:Entity)-[:RELATES]->(:Entity) relationship; its id is unique too.
 CREATE CONSTRAINT fact_id IF NOT EXISTS FOR ()-[r:RELATES]-() REQUIRE r.id IS UNIQUE;
 CREATE INDEX passage_seq IF NOT EXISTS FOR (n:Passage) ON (n.seq);
@@ -65,6 +68,8 @@ CALL db.createProperty('fact_count');
 CALL db.createProperty('synonym_weight');
 CALL db.createProperty('live_passages');
 CALL db.createProperty('live_words');
+CALL db.createProperty('nodes');
+CALL db.createLabel('Change');
 CALL db.createLabel('PassageVector');
 CALL db.createLabel('EntityVector');
 CALL db.createLabel('FactVector');

@@ -208,6 +208,27 @@ class EdgeCache:
             self.totals.append(totals)
             self.nodes += len(names)
 
+    def without(self, names: np.ndarray) -> EdgeCache:
+        """A copy without the edges of ``names`` and of every node with an edge to one of them (whose
+        cached strength of that target is stale): fetched again when a recall meets them. A copy, so
+        a recall still running at the old revision adds what it read to the old cache only. The space
+        dropped edges held stays counted in ``len``, so the cache still starts over once full."""
+        with self._lock:
+            copy = EdgeCache()
+            mine, theirs = self.runs, copy.runs
+            for name in ("start", "length", "targets", "weights", "kinds"):
+                column = getattr(mine, name)
+                setattr(theirs, name, Column(column.values.dtype, column.values.copy()))
+            for name in ("totals", "strength", "passages"):
+                column = getattr(self, name)
+                setattr(copy, name, Column(column.values.dtype, column.values.copy()))
+            copy.nodes = self.nodes
+        known = np.flatnonzero(theirs.length.values >= 0)
+        owners, at = theirs.positions(known)
+        near = known[np.unique(owners[np.isin(theirs.targets.values[at], names)])]
+        theirs.length[np.concatenate([names[names < len(theirs.length)], near])] = -1
+        return copy
+
     def gather(self, names: np.ndarray) -> tuple[np.ndarray, ...]:
         """Per name (all added before): its edges' lengths, then all their targets, weights, kinds and
         targets' strengths over every edge in the order of ``names``, then each name's strength and
@@ -223,7 +244,8 @@ class ReaderCache:
     """The visible edges one reader's recalls fetched (``EdgeCache``), by ``Names``, at one store
     revision, and the document frequencies its keyword scores read.
 
-    Started over when the revision moves and once it holds ``capacity`` nodes (a setting; the
+    Moved to a new revision without what its writes changed (``fresh``); started over when that is
+    not known (a write listed no nodes, or the reader is too far behind) and once it holds ``capacity`` nodes (a setting; the
     recall that fills it finishes in it, so it can hold more by what one recall fetched, itself at
     most ``neo4j_read_nodes``), the names their edges reach, or as many words: no graph-sized
     state, never a stale edge. Handles and strengths stay each recall's own, so a recall walks
@@ -236,12 +258,24 @@ class ReaderCache:
         self.names = Names()
         self.frequencies: dict[str, int] = {}  # quoted word -> visible passages holding it (BM25)
 
-    def fresh(self, revision: int) -> ReaderCache:
-        """This cache if still valid for ``revision`` and not full, else an empty one."""
-        if revision == self.revision and len(self.edges) < self.capacity and len(self.names) < self.names_capacity \
-                and len(self.frequencies) < self.capacity:
+    def fresh(self, revision: int, changes: Callable[[int, int], list[list[str] | None] | None]) -> ReaderCache:
+        """This cache at ``revision`` if not full, else an empty one. When the revision moved, a copy
+        without the edges of the nodes the writes since changed (``changes(since, until)``: each
+        write's, None when unknown) and their neighbours', so a recall after a write reads only what
+        the write moved; the document frequencies are not kept (any new passage may move them)."""
+        if len(self.edges) >= self.capacity or len(self.names) >= self.names_capacity \
+                or len(self.frequencies) >= self.capacity or revision < self.revision:
+            return ReaderCache(self.capacity, revision, self.names_capacity)
+        if revision == self.revision:
             return self
-        return ReaderCache(self.capacity, revision, self.names_capacity)
+        writes = changes(self.revision, revision)
+        if writes is None or any(nodes is None for nodes in writes):
+            return ReaderCache(self.capacity, revision, self.names_capacity)
+        index = self.names.index
+        touched = np.array(sorted({index[rid] for nodes in writes for rid in nodes if rid in index}), dtype=np.int64)
+        moved = ReaderCache(self.capacity, revision, self.names_capacity)
+        moved.names, moved.edges = self.names, self.edges.without(touched)
+        return moved
 
 
 class PerNodeLookup:

@@ -75,7 +75,7 @@ class StoreReads:
             with self._lock:
                 cache = self._caches.pop(spaces, None) or ReaderCache(s.neo4j_read_cache, revision,
                                                                          s.neo4j_read_nodes)
-                cache = self._caches[spaces] = cache.fresh(revision)
+                cache = self._caches[spaces] = cache.fresh(revision, reader.changes)
                 while len(self._caches) > CACHES:
                     self._caches.popitem(last=False)
         source = StoreSource(reader, self.store, spaces, statistics, capacity=s.neo4j_read_nodes, cache=cache,

@@ -101,6 +101,14 @@ class Neo4jReader:
         [r] = self._read("read_text_form", "sizing the reader's view")
         return TextForm(tokens=int(r["tokens"] or 0), entities=int(r["entities"]), facts=int(r["facts"]))
 
+    def changes(self, since: int, until: int) -> list[list[str] | None] | None:
+        """The nodes each write after ``since`` up to ``until`` changed (None for a write that listed
+        none), or None when some of those writes left no record (hippo.memory.store_cache)."""
+        rows = self._read("read_changes", "reading what writes changed", since=since, until=until)
+        if len(rows) != until - since:
+            return None
+        return [r["nodes"] for r in rows]
+
     def revision(self) -> int:
         self.round_trips += 1
         rows = self.db.read("meta_read", "reading the revision", meta=META)

@@ -45,6 +45,10 @@ def passage_name(p: Passage) -> str:
     return head if len(head) <= 48 else head[:47] + "…"
 
 
+CHANGES_KEPT = 1000  # writes whose (:Change) is kept: a reader further behind drops its cached edges
+CHANGE_MAX_NODES = 50_000  # a write touching more nodes says "everything"
+
+
 class BatchWriter:
     """The unit of work of one ``write``: a pure function of the batch, so the driver
     may run it again from the start after a transient error."""
@@ -168,7 +172,24 @@ class BatchWriter:
 
         if not changed:
             return int(meta["revision"] or 0)
-        return int(tx.run(cypher("meta_bump"), meta=META, seq=seq).single()["revision"])
+        revision = int(tx.run(cypher("meta_bump"), meta=META, seq=seq).single()["revision"])
+        touched = self._touched(tx)
+        tx.run(cypher("write_change"), revision=revision, keep=CHANGES_KEPT,
+               nodes=sorted(touched) if len(touched) <= CHANGE_MAX_NODES else None).consume()
+        return revision
+
+    def _touched(self, tx: Any) -> set[str]:
+        """The nodes whose visible edges, strength or passage count this write moves: both ends of every
+        new edge, and the passages forgotten or restored with their entities and facts' ends."""
+        touched = {p.id for p in self.passages} | {x for pair in self.mentions for x in pair}
+        touched |= {x for f in self.facts for x in (f.subject_id, f.object_id)}
+        touched |= {x for pair, _ in self.synonyms for x in pair}
+        moved = [*self.retire, *self.revive]
+        touched.update(moved)
+        for part in chunks(moved, ID_CHUNK):
+            for row in tx.run(cypher("touched_by_passages"), ids=part):
+                touched.update(row["touched"])
+        return touched
 
     @staticmethod
     def _refuse(tx: Any, what: str, *, entities: list[str] = (), passages: list[str] = ()) -> None:
