@@ -245,8 +245,8 @@ class ReaderCache:
     revision, and the document frequencies its keyword scores read.
 
     Moved to a new revision without what its writes changed (``fresh``); started over when that is
-    not known (a write listed no nodes, or the reader is too far behind) and once it holds ``capacity`` nodes (a setting; the
-    recall that fills it finishes in it, so it can hold more by what one recall fetched, itself at
+    not known (a write listed no nodes, or the reader is too far behind) and once it holds
+    ``capacity`` nodes (a setting; the recall that fills it finishes in it, so it can hold more by what one recall fetched, itself at
     most ``neo4j_read_nodes``), the names their edges reach, or as many words: no graph-sized
     state, never a stale edge. Handles and strengths stay each recall's own, so a recall walks
     exactly as it would with nothing cached (the same push schedule and tie order, whatever
