@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import neo4j
 import numpy as np
 import pytest
 
@@ -101,7 +102,6 @@ def test_store_side_bm25_counts_the_words_in_process_bm25_counts(server: dict[st
 def test_a_store_of_schema_2_gets_its_words_on_open(server: dict[str, str], embedder: Any):
     """A store written before passages kept their words (schema 2) is given them on open, and its
     store-side keyword scores are those of a store written now."""
-    import neo4j
 
     q = "Zed's notes on the harbour"
     with _memory(server, embedder, neo4j_read="store") as memory:
@@ -181,6 +181,36 @@ def test_a_write_in_another_process_is_seen_by_the_next_recall(server: dict[str,
                        check=True, env={**os.environ, "HIPPO_NEO4J_READ": "store"}, timeout=300)
         after = memory.recall("What does Quorvath the ferryman guard?", k=5)
         assert "quorvath" in after.hits[0].text.casefold()
+
+
+def test_a_reader_of_everything_keeps_the_edges_a_write_did_not_change(server: dict[str, str], embedder: Any):
+    """With nothing forgotten, a reader of every space pushes by the nodes' counters, which travel with
+    the edges that reach them: a write that adds mentions moves its entities' counters, so the cached
+    edges of their neighbours go too. After the write the warm reader recalls exactly as a cold one."""
+    with _memory(server, embedder, neo4j_read="store") as warm, _memory(server, embedder) as writer:
+        for q in QUESTIONS:
+            warm.recall(q)
+        writer.index([{"title": "Tide notes", "text": "Greta Südhof painted the Ossery Strait tides for Edvard "
+                                                      "Lind, whose partner Tobiah Südhof built the tide-clock."}])
+        assert warm.store_reads.source(None).statistics.passages == warm.store.counts()["passages"]  # none forgotten
+        # every edge kept carries its target's strength as the store counts it now
+        cache = warm.store_reads._caches[None]
+        kept = np.flatnonzero(cache.edges.runs.length.values >= 0)
+        _, targets, _, _, totals, _, _ = cache.edges.gather(kept)
+        assert 0 < len(kept) and len(targets)
+        s = Settings()
+        with neo4j.GraphDatabase.driver(server["uri"], auth=(server["user"], server["password"])) as driver:
+            now = {r["id"]: r["total"] for r in driver.execute_query(
+                "MATCH (n) WHERE n.id IN $ids RETURN n.id AS id, $m * n.mention_count + "
+                "$r * coalesce(n.fact_count, 0) + coalesce(n.synonym_weight, 0.0) AS total",
+                ids=sorted({cache.names.ids[t] for t in targets.tolist()}), m=s.mention_weight,
+                r=s.relation_weight).records}
+        assert totals.tolist() == pytest.approx([now[cache.names.ids[t]] for t in targets.tolist()], abs=1e-9)
+        with _memory(server, embedder, neo4j_read="store") as cold:
+            for q in QUESTIONS:
+                a, b = warm.recall(q), cold.recall(q)
+                assert [h.id for h in a.hits] == [h.id for h in b.hits], q
+                assert [h.score for h in a.hits] == pytest.approx([h.score for h in b.hits], abs=1e-12), q
 
 
 class Proxy:

@@ -40,12 +40,34 @@ def test_a_recall_touching_more_nodes_than_its_bound_is_a_store_error_naming_the
         table.handle("one-more", False)
 
 
-def test_a_reader_cache_starts_over_when_the_revision_moves_or_it_is_full():
+def _unasked(since: int, until: int) -> list[list[str] | None] | None:
+    raise AssertionError("no write happened")
+
+
+def test_a_reader_cache_moves_to_a_new_revision_without_what_the_writes_changed():
+    cache = ReaderCache(capacity=10, revision=7, names_capacity=10)
+    names = cache.names.of(["p", "e", "f", "q"], np.array([True, False, False, True]))
+    # p - e - f, and q alone: p's edge to e, e's to p and f, f's to e
+    cache.edges.add(names, np.array([1, 2, 1, 0]), np.array([1, 0, 2, 1]), np.ones(4), np.zeros(4, dtype=np.int8),
+                    np.full(4, 3.0), np.array([0, 1, 1, 0]))
+    assert cache.fresh(7, _unasked) is cache
+    moved = cache.fresh(9, lambda since, until: [["f"], ["elsewhere"]] if (since, until) == (7, 9) else None)
+    assert moved.revision == 9 and moved.names is cache.names and moved.frequencies == {}
+    # f changed, and e holds f's strength with its edge to f: both are read again; p and q are kept
+    assert moved.edges.unknown(names).tolist() == [names[1], names[2]]
+    assert cache.edges.unknown(names).tolist() == []  # a recall still at revision 7 keeps what it had
+    lengths, targets, *_ = moved.edges.gather(names[[0, 3]])
+    assert lengths.tolist() == [1, 0] and targets.tolist() == [names[1]]
+
+
+def test_a_reader_cache_starts_over_when_it_cannot_know_what_changed_or_it_is_full():
     cache = ReaderCache(capacity=2, revision=7, names_capacity=3)
-    assert cache.fresh(7) is cache
-    assert cache.fresh(8) is not cache and cache.fresh(8).revision == 8
-    cache.names.of(["a", "b", "c"], False)
-    assert cache.fresh(7) is not cache and len(cache.fresh(7).names) == 0
+    cache.names.of(["a", "b"], False)
+    assert len(cache.fresh(8, lambda since, until: None).names) == 0  # a write left no record
+    assert len(cache.fresh(8, lambda since, until: [None]).names) == 0  # a write touched too much to list
+    assert len(cache.fresh(6, _unasked).names) == 0  # an older revision: another store behind the URL
+    cache.names.of(["c"], False)
+    assert cache.fresh(7, _unasked) is not cache and len(cache.fresh(7, _unasked).names) == 0
 
 
 def test_a_wave_gathers_its_frontiers_edges_from_every_wave_fetched_before():
