@@ -45,8 +45,8 @@ def passage_name(p: Passage) -> str:
     return head if len(head) <= 48 else head[:47] + "…"
 
 
-CHANGES_KEPT = 1000  # writes whose (:Change) is kept: a reader further behind drops its cached edges
-CHANGE_MAX_NODES = 50_000  # a write touching more nodes says "everything"
+CHANGES_KEPT = 256  # writes whose (:Change) is kept: a reader further behind drops its cached edges
+CHANGE_MAX_NODES = 5_000  # a write touching more nodes says "everything" (readers start over)
 
 
 class BatchWriter:
