@@ -40,8 +40,21 @@ def test_a_recall_touching_more_nodes_than_its_bound_is_a_store_error_naming_the
         table.handle("one-more", False)
 
 
-def _unasked(since: int, until: int) -> list[list[str] | None] | None:
-    raise AssertionError("no write happened")
+class _Store:
+    """What a moving cache reads of the store: each write's changed nodes, and strengths."""
+
+    def __init__(self, writes: list[list[str] | None] | None = None, since: int = 0) -> None:
+        self.writes, self.since = writes, since
+
+    def changes(self, since: int, until: int) -> list[list[str] | None] | None:
+        assert self.writes is not None, "no write happened"
+        return self.writes if since == self.since and until - since == len(self.writes) else None
+
+    def strengths(self, ids: list[str]) -> dict[str, float | None]:
+        return {rid: 10.0 + len(rid) for rid in ids}
+
+
+_unasked = _Store()
 
 
 def test_a_reader_cache_moves_to_a_new_revision_without_what_the_writes_changed():
@@ -51,20 +64,22 @@ def test_a_reader_cache_moves_to_a_new_revision_without_what_the_writes_changed(
     cache.edges.add(names, np.array([1, 2, 1, 0]), np.array([1, 0, 2, 1]), np.ones(4), np.zeros(4, dtype=np.int8),
                     np.full(4, 3.0), np.array([0, 1, 1, 0]))
     assert cache.fresh(7, _unasked) is cache
-    moved = cache.fresh(9, lambda since, until: [["f"], ["elsewhere"]] if (since, until) == (7, 9) else None)
+    moved = cache.fresh(9, _Store([["f"], ["elsewhere"]], since=7))
     assert moved.revision == 9 and moved.names is cache.names and moved.frequencies == {}
-    # f changed, and e holds f's strength with its edge to f: both are read again; p and q are kept
-    assert moved.edges.unknown(names).tolist() == [names[1], names[2]]
+    # f changed: its edges are read again; e's edge to f carries f's strength as the store has it now
+    assert moved.edges.unknown(names).tolist() == [names[2]]
     assert cache.edges.unknown(names).tolist() == []  # a recall still at revision 7 keeps what it had
-    lengths, targets, *_ = moved.edges.gather(names[[0, 3]])
-    assert lengths.tolist() == [1, 0] and targets.tolist() == [names[1]]
+    lengths, targets, _, _, totals, _, _ = moved.edges.gather(names[[0, 1, 3]])
+    assert lengths.tolist() == [1, 2, 0] and targets.tolist() == [names[1], names[0], names[2]]
+    assert totals.tolist() == [3.0, 3.0, 11.0]
+    assert cache.edges.gather(names[[1]])[4].tolist() == [3.0, 3.0]
 
 
 def test_a_reader_cache_starts_over_when_it_cannot_know_what_changed_or_it_is_full():
     cache = ReaderCache(capacity=2, revision=7, names_capacity=3)
     cache.names.of(["a", "b"], False)
-    assert len(cache.fresh(8, lambda since, until: None).names) == 0  # a write left no record
-    assert len(cache.fresh(8, lambda since, until: [None]).names) == 0  # a write touched too much to list
+    assert len(cache.fresh(8, _Store([], since=7)).names) == 0  # a write left no record
+    assert len(cache.fresh(8, _Store([None], since=7)).names) == 0  # a write touched too much to list
     assert len(cache.fresh(6, _unasked).names) == 0  # an older revision: another store behind the URL
     cache.names.of(["c"], False)
     assert cache.fresh(7, _unasked) is not cache and len(cache.fresh(7, _unasked).names) == 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -208,11 +208,12 @@ class EdgeCache:
             self.totals.append(totals)
             self.nodes += len(names)
 
-    def without(self, names: np.ndarray) -> EdgeCache:
-        """A copy without the edges of ``names`` and of every node with an edge to one of them (whose
-        cached strength of that target is stale): fetched again when a recall meets them. A copy, so
-        a recall still running at the old revision adds what it read to the old cache only. The space
-        dropped edges held stays counted in ``len``, so the cache still starts over once full."""
+    def without(self, names: np.ndarray, totals: np.ndarray) -> EdgeCache:
+        """A copy without the edges of ``names`` (sorted), fetched again when a recall meets them, and
+        with ``totals`` as their strengths over every edge wherever another node's edge reaches them.
+        A copy, so a recall still running at the old revision adds what it read to the old cache
+        only. The space dropped edges held stays counted in ``len``, so the cache still starts over
+        once full."""
         with self._lock:
             copy = EdgeCache()
             mine, theirs = self.runs, copy.runs
@@ -223,10 +224,10 @@ class EdgeCache:
                 column = getattr(self, name)
                 setattr(copy, name, Column(column.values.dtype, column.values.copy()))
             copy.nodes = self.nodes
-        known = np.flatnonzero(theirs.length.values >= 0)
-        owners, at = theirs.positions(known)
-        near = known[np.unique(owners[np.isin(theirs.targets.values[at], names)])]
-        theirs.length[np.concatenate([names[names < len(theirs.length)], near])] = -1
+        targets = theirs.targets.values
+        at = np.flatnonzero(np.isin(targets, names))
+        copy.totals[at] = totals[np.searchsorted(names, targets[at])]
+        theirs.length[names[names < len(theirs.length)]] = -1
         return copy
 
     def gather(self, names: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -246,8 +247,9 @@ class ReaderCache:
 
     Moved to a new revision without what its writes changed (``fresh``); started over when that is
     not known (a write listed no nodes, or the reader is too far behind) and once it holds
-    ``capacity`` nodes (a setting; the recall that fills it finishes in it, so it can hold more by what one recall fetched, itself at
-    most ``neo4j_read_nodes``), the names their edges reach, or as many words: no graph-sized
+    ``capacity`` nodes (a setting; the recall that fills it finishes in it, so it can hold more by
+    what one recall fetched, itself at most ``neo4j_read_nodes``), the names their edges reach, or
+    as many words: no graph-sized
     state, never a stale edge. Handles and strengths stay each recall's own, so a recall walks
     exactly as it would with nothing cached (the same push schedule and tie order, whatever
     earlier recalls read)."""
@@ -258,24 +260,35 @@ class ReaderCache:
         self.names = Names()
         self.frequencies: dict[str, int] = {}  # quoted word -> visible passages holding it (BM25)
 
-    def fresh(self, revision: int, changes: Callable[[int, int], list[list[str] | None] | None]) -> ReaderCache:
+    def fresh(self, revision: int, store: Changes) -> ReaderCache:
         """This cache at ``revision`` if not full, else an empty one. When the revision moved, a copy
-        without the edges of the nodes the writes since changed (``changes(since, until)``: each
-        write's, None when unknown) and their neighbours', so a recall after a write reads only what
-        the write moved; the document frequencies are not kept (any new passage may move them)."""
+        without the edges of the nodes the writes since changed (``store.changes(since, until)``: each
+        write's, None when unknown), and with those nodes' strengths read again where other nodes'
+        edges reach them, so a recall after a write reads only what the write moved; the document
+        frequencies are not kept (any new passage may move them)."""
         if len(self.edges) >= self.capacity or len(self.names) >= self.names_capacity \
                 or len(self.frequencies) >= self.capacity or revision < self.revision:
             return ReaderCache(self.capacity, revision, self.names_capacity)
         if revision == self.revision:
             return self
-        writes = changes(self.revision, revision)
+        writes = store.changes(self.revision, revision)
         if writes is None or any(nodes is None for nodes in writes):
             return ReaderCache(self.capacity, revision, self.names_capacity)
-        index = self.names.index
+        index, ids = self.names.index, self.names.ids
         touched = np.array(sorted({index[rid] for nodes in writes for rid in nodes if rid in index}), dtype=np.int64)
+        found = store.strengths([ids[n] for n in touched.tolist()])
+        totals = np.array([np.nan if found.get(ids[n]) is None else found[ids[n]] for n in touched.tolist()])
         moved = ReaderCache(self.capacity, revision, self.names_capacity)
-        moved.names, moved.edges = self.names, self.edges.without(touched)
+        moved.names, moved.edges = self.names, self.edges.without(touched, totals)
         return moved
+
+
+class Changes(Protocol):
+    """What ``ReaderCache.fresh`` reads of the store when the revision moved (``Neo4jReader``'s)."""
+
+    def changes(self, since: int, until: int) -> list[list[str] | None] | None: ...
+
+    def strengths(self, ids: list[str]) -> dict[str, float | None]: ...
 
 
 class PerNodeLookup:

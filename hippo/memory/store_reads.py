@@ -12,16 +12,32 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 
 from hippo.config import Settings
 from hippo.memory.store_cache import ReaderCache
 from hippo.memory.store_source import StoreSource
 from hippo.store import Store
 from hippo.store.base import Spaces
-from hippo.store.neo4j.reader import Statistics
+from hippo.store.neo4j.reader import Neo4jReader, Statistics
 
 STATISTICS = 64  # sets of readable spaces whose statistics are kept
 CACHES = 4  # sets of readable spaces whose fetched edges are kept (each up to neo4j_read_cache nodes)
+
+
+@dataclass(frozen=True)
+class _Weighed:
+    """A reader's changes and strengths as a moving cache reads them: weighted by the settings."""
+
+    reader: Neo4jReader
+    settings: Settings
+
+    def changes(self, since: int, until: int) -> list[list[str] | None] | None:
+        return self.reader.changes(since, until)
+
+    def strengths(self, ids: list[str]) -> dict[str, float | None]:
+        s = self.settings
+        return self.reader.strengths(ids, mention_weight=s.mention_weight, relation_weight=s.relation_weight)
 
 
 class StoreReads:
@@ -75,7 +91,7 @@ class StoreReads:
             with self._lock:
                 cache = self._caches.pop(spaces, None) or ReaderCache(s.neo4j_read_cache, revision,
                                                                          s.neo4j_read_nodes)
-                cache = self._caches[spaces] = cache.fresh(revision, reader.changes)
+                cache = self._caches[spaces] = cache.fresh(revision, _Weighed(reader, s))
                 while len(self._caches) > CACHES:
                     self._caches.popitem(last=False)
         source = StoreSource(reader, self.store, spaces, statistics, capacity=s.neo4j_read_nodes, cache=cache,

@@ -109,6 +109,15 @@ class Neo4jReader:
             return None
         return [r["nodes"] for r in rows]
 
+    def strengths(self, ids: list[str], *, mention_weight: float = 1.0,
+                  relation_weight: float = 1.0) -> dict[str, float | None]:
+        """Nodes' strengths over every edge, as ``neighbours`` gives them with the edges that reach them."""
+        if not ids:
+            return {}
+        rows = self._read("read_strengths", "reading nodes' strengths", ids=ids, mention_weight=mention_weight,
+                          relation_weight=relation_weight)
+        return {r["id"]: r["strength"] for r in rows}
+
     def revision(self) -> int:
         self.round_trips += 1
         rows = self.db.read("meta_read", "reading the revision", meta=META)
