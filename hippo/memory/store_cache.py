@@ -249,10 +249,9 @@ class ReaderCache:
     not known (a write listed no nodes, or the reader is too far behind) and once it holds
     ``capacity`` nodes (a setting; the recall that fills it finishes in it, so it can hold more by
     what one recall fetched, itself at most ``neo4j_read_nodes``), the names their edges reach, or
-    as many words: no graph-sized
-    state, never a stale edge. Handles and strengths stay each recall's own, so a recall walks
-    exactly as it would with nothing cached (the same push schedule and tie order, whatever
-    earlier recalls read)."""
+    as many words: no graph-sized state, never a stale edge. Handles and strengths stay each
+    recall's own, so a recall walks exactly as it would with nothing cached (the same push schedule
+    and tie order, whatever earlier recalls read)."""
 
     def __init__(self, capacity: int, revision: int, names_capacity: int) -> None:
         self.capacity, self.revision, self.names_capacity = capacity, revision, names_capacity
