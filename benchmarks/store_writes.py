@@ -49,7 +49,7 @@ def _write(store: Any, rng: np.random.Generator, size: int, i: int, tag: str) ->
                            vectors={embed_hash(passage): vector / np.linalg.norm(vector)}))
 
 
-def run(size: int, store_url: str, writes: int) -> dict[str, Any]:
+def run(size: int, store_url: str, writes: int, warm: int) -> dict[str, Any]:
     import hippo
     from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor, query_phrases
     from hippo.extract.spacy import load_pipeline
@@ -63,11 +63,11 @@ def run(size: int, store_url: str, writes: int) -> dict[str, Any]:
         reader._recaller._phrases = query_phrases
     writer = Neo4jStore.from_url(store_url)
     corpus, rng = SyntheticCorpus(size), np.random.default_rng(size + 1)
-    questions = [corpus.query(int(i)) for i in rng.integers(size, size=20 + 2 * writes)]
-    for q in questions[:20]:  # both readers warm, on the same questions
+    questions = [corpus.query(int(i)) for i in rng.integers(size, size=warm + 4 * writes)]
+    for q in questions[:warm]:  # both readers warm, on the same questions
         for reader in readers.values():
             reader.recall(q)
-    took: dict[str, list[float]] = {"kept": [], "dropped": [], "write": []}
+    took: dict[str, list[float]] = {"kept": [], "dropped": [], "no write": [], "write": []}
     tag = f"w{os.getpid()}"
     for i in range(2 * writes):
         how = ("kept", "dropped")[i % 2]
@@ -77,19 +77,23 @@ def run(size: int, store_url: str, writes: int) -> dict[str, Any]:
         if how == "dropped":
             readers[how].store_reads._caches.clear()  # what every write did before stop 30
         clock = time.perf_counter()
-        readers[how].recall(questions[20 + i])
+        readers[how].recall(questions[warm + i])
         took[how].append(1000 * (time.perf_counter() - clock))
         log(f"{i + 1}/{2 * writes}: {how} {took[how][-1]:.0f} ms")
+        if how == "kept":  # the same reader, no write in between: what a warm recall costs here
+            clock = time.perf_counter()
+            readers[how].recall(questions[warm + 2 * writes + i])
+            took["no write"].append(1000 * (time.perf_counter() - clock))
     for reader in (*readers.values(),):
         reader.close()
     writer.close()
-    return {"run": f"after a write {size}", "passages": size, "writes": writes,
+    return {"run": f"after a write {size}", "passages": size, "writes": writes, "warm_up": warm,
             "recall_after_write_ms": {how: percentiles(v) for how, v in took.items() if how != "write"},
             "write_ms": percentiles(took["write"]), "machine": machine_info()}
 
 
 def render(row: dict[str, Any]) -> str:
-    header = ["passages", "reader's cache after a write", "recalls", "p50 ms", "p95 ms"]
+    header = ["passages", "reader's cache", "recalls", "p50 ms", "p95 ms"]
     rows = [[row["passages"], how, row["writes"], v["p50"], v["p95"]]
             for how, v in row["recall_after_write_ms"].items()]
     return "\n".join(["# Store-side recall right after a write", "", "`python benchmarks/store_writes.py` "
@@ -103,10 +107,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--size", type=int, required=True, help="passages of the synthetic store")
     parser.add_argument("--store", required=True)
     parser.add_argument("--writes", type=int, default=30, help="writes per reader")
+    parser.add_argument("--warm", type=int, default=50, help="recalls of each reader before the first write")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    row = run(args.size, args.store, args.writes)
+    row = run(args.size, args.store, args.writes, args.warm)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(row, indent=1) + "\n")
     args.out.with_suffix(".md").write_text(render(row))
