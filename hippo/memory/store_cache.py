@@ -3,7 +3,7 @@
 All of it is bounded by settings, not by the graph: a recall's ``NodeTable`` holds
 at most ``neo4j_read_nodes`` handles (and its ``Fetched`` their edges); a reader's
 ``ReaderCache`` the edges of at most ``neo4j_read_cache`` nodes and the ``Names``
-they point to, for one store revision.
+they point to, at one store revision (moved to the next without what its writes changed).
 """
 
 from __future__ import annotations

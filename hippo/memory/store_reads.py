@@ -2,10 +2,12 @@
 
 What stays in the process between recalls is bounded by settings, not by the
 graph: the reader's statistics (live passage count, their length, vector
-counts) per set of readable spaces, at most ``STATISTICS`` of them, and the
-edges recalls fetched (``ReaderCache``) for at most ``CACHES`` of them, each
-valid for one store revision. Every recall reads the revision first (one round trip),
-so a write committed by any process is seen by the next recall.
+counts) per set of readable spaces, at most ``STATISTICS`` of them, each for one
+store revision, and the edges recalls fetched (``ReaderCache``) for at most
+``CACHES`` of them, moved to a new revision without what the writes since changed.
+Every recall reads the revision first (one round trip), so a write committed by
+any process is seen by the next recall. Beside them, the live spaces and the text
+forms of built memories, each for one revision.
 """
 
 from __future__ import annotations
