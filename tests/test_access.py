@@ -544,6 +544,15 @@ def test_store_wide_statistics_are_for_admins(world: World):
     assert ScopedMemory(world.memory, admin_principal()).stats().passages > 0
 
 
+def test_a_principal_lists_and_sizes_only_the_spaces_it_may_read(world: World):
+    admin, alice = ScopedMemory(world.memory, admin_principal()), ScopedMemory(world.memory, ALICE)
+    assert "user:bob" in admin.live_spaces() and "user:bob" not in alice.live_spaces()
+    assert alice.live_spaces() == admin.live_spaces() & ALICE.read_spaces()
+    assert alice.text_form(["user:bob", "team:secret"]).model_dump() == {"tokens": 0, "entities": 0, "facts": 0}
+    assert alice.text_form() == admin.text_form(alice.live_spaces())
+    assert 0 < alice.text_form().tokens < admin.text_form().tokens
+
+
 # --- principals, grants, keys (no store needed) ----------------------------------------------------------
 
 

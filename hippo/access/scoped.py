@@ -24,7 +24,7 @@ from hippo.config import Settings
 from hippo.errors import AccessDenied, InvalidInput, NotFound
 from hippo.memory.inputs import target_uid
 from hippo.models import (Document, ForgetResult, Hit, IndexResult, MemoryItem, MemoryVersion, Neighborhood,
-                          RecallResult, RememberResult, RestoreResult, Stats)
+                          RecallResult, RememberResult, RestoreResult, Stats, TextForm)
 from hippo.spaces import user_space
 
 if TYPE_CHECKING:
@@ -181,6 +181,15 @@ class ScopedMemory:
     def graph_stats(self) -> dict[str, int]:
         self._require("admin", "*")
         return self.memory.graph_stats()
+
+    def live_spaces(self) -> frozenset[str]:
+        """The spaces holding live passages among those the principal may read (no other name leaks)."""
+        live, readable = self.memory.live_spaces(), self._readable(None)
+        return live if readable is None else live & readable
+
+    def text_form(self, spaces: Iterable[str] | None = None) -> TextForm:
+        """The size of what the principal may read of ``spaces``, as text."""
+        return self.memory.text_form(self._readable(spaces))
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """The encoder's vectors of ``texts``: they read nothing stored, so every principal may."""
