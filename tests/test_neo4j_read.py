@@ -186,7 +186,7 @@ def test_a_write_in_another_process_is_seen_by_the_next_recall(server: dict[str,
 def test_a_reader_of_everything_keeps_the_edges_a_write_did_not_change(server: dict[str, str], embedder: Any):
     """With nothing forgotten, a reader of every space pushes by the nodes' counters, which travel with
     the edges that reach them: a write that adds mentions moves its entities' counters, so the cached
-    edges of their neighbours go too. After the write the warm reader recalls exactly as a cold one."""
+    edges that reach them are given the new strengths. After the write the warm reader recalls exactly as a cold one."""
     with _memory(server, embedder, neo4j_read="store") as warm, _memory(server, embedder) as writer:
         for q in QUESTIONS:
             warm.recall(q)

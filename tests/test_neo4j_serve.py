@@ -141,8 +141,8 @@ def _same_as_a_cold_reader(memory: Memory, neo4j: dict[str, str], embedder: Any)
 
 def test_after_a_write_a_reader_keeps_the_edges_it_did_not_change(neo4j, servers, embedder):
     """Every write lists the nodes it changed (a (:Change)); a store-side reader moving to the new
-    revision drops those and their neighbours' cached edges only, and recalls exactly as a reader
-    with nothing cached does."""
+    revision drops those nodes' own cached edges only (re-reading their strengths where other edges
+    reach them), and recalls exactly as a reader with nothing cached does."""
     (_, writer), (store_service, _) = servers["memory"], servers["store"]
     memory = store_service.memory
     for question in [*QUESTIONS, WRITTEN]:

@@ -22,13 +22,27 @@ from hippo.memory.clues import ClueExpander
 from hippo.memory.context import Classifier
 from hippo.memory.context import context as user_context
 from hippo.memory.core import Engine, Planned
-from hippo.memory.extent import TextForms, count_text_form
+from hippo.memory.extent import count_text_form
 from hippo.memory.hits import assemble_hits, recall_hits
-from hippo.memory.indexing import Progress, assign_ids, batch_progress, document_ids, prepare, validate_documents
+from hippo.memory.indexing import (
+    Progress,
+    assign_ids,
+    batch_progress,
+    document_ids,
+    prepare,
+    validate_documents,
+)
 from hippo.memory.inputs import MAX_TOKEN_BUDGET, check_count, check_query, space_set
+from hippo.memory.kept import ByRevision
 from hippo.memory.lifecycle import NearDuplicatePolicy
 from hippo.memory.recall import Recaller
-from hippo.memory.retrieve import Mode, dense_ranking, keyword_ranking, reciprocal_rank_fusion, source_rankings
+from hippo.memory.retrieve import (
+    Mode,
+    dense_ranking,
+    keyword_ranking,
+    reciprocal_rank_fusion,
+    source_rankings,
+)
 from hippo.memory.source import LocalSource, RecallSource
 from hippo.memory.state import DerivedState
 from hippo.memory.store_reads import StoreReads
@@ -49,6 +63,7 @@ from hippo.models import (
 from hippo.store import Store, open_store
 
 INDEX_WRITE_ATTEMPTS = 8
+TEXT_FORMS = 16  # sets of spaces whose text form (``text_form``) is kept, each for one store revision
 
 
 class Memory:
@@ -77,7 +92,7 @@ class Memory:
         self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases,
                                   fact_filter=self.llm.fact_filter, query_hops=self._query_parser.query_hops)
         self._expander = ClueExpander(self.settings, self.embedder.encode, writer=self.llm.clue_writer)
-        self._text_forms = TextForms(lambda spaces: count_text_form(self.engine, self.store, spaces))
+        self._text_forms: ByRevision[frozenset[str] | None, TextForm] = ByRevision(TEXT_FORMS)
 
     @classmethod
     def open(cls, store: str | Store | None = None, *, settings: Settings | None = None,
@@ -356,7 +371,9 @@ class Memory:
     def text_form(self, spaces: Iterable[str] | None = None) -> TextForm:
         """The facts and entities a reader of ``spaces`` reaches, and their size in tokens
         (``hippo.memory.extent``); worked out once per set of spaces and store revision."""
-        return self._text_forms.get(space_set(spaces), self.store.revision())
+        readable = space_set(spaces)
+        return self._text_forms.get(readable, self.store.revision(),
+                                    lambda: count_text_form(self.engine, self.store, readable))
 
     def graph_stats(self) -> dict[str, int]:
         """Vertex and edge counts of the in-process projection, by kind."""

@@ -4,15 +4,11 @@ A view's text form is its facts (those of live passages in the reader's spaces),
 ("subject predicate object"), and the distinct entities those passages mention, by name; each
 counted with ``hippo.text.approx_tokens``. A Neo4j store sums it in the server, whatever the read
 mode (no derived state needed); over SQLite it is read off the projection and the store. Either
-way it is worked out once per set of spaces and store revision: a second build over an unchanged
-store costs one revision read.
+way ``Memory.text_form`` keeps it per set of spaces and store revision (``hippo.memory.kept``): a
+second build over an unchanged store costs one revision read.
 """
 
 from __future__ import annotations
-
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
 
 from hippo.memory.core import Engine
 from hippo.memory.walk import view_records
@@ -20,8 +16,6 @@ from hippo.models import TextForm
 from hippo.store import Store
 from hippo.store.base import Spaces
 from hippo.text import approx_tokens
-
-KEPT = 16  # sets of spaces whose text form is kept, each for one store revision
 
 
 def count_text_form(engine: Engine, store: Store, spaces: Spaces) -> TextForm:
@@ -35,25 +29,3 @@ def count_text_form(engine: Engine, store: Store, spaces: Spaces) -> TextForm:
     lines = [f.text for f in store.facts(records.fact_ids)]
     return TextForm(tokens=sum(map(approx_tokens, names)) + sum(map(approx_tokens, lines)),
                     entities=len(names), facts=len(lines))
-
-
-class TextForms:
-    """The text form of the latest few views, each valid for one store revision."""
-
-    def __init__(self, compute: Callable[[Spaces], TextForm]) -> None:
-        self._compute = compute
-        self._kept: OrderedDict[Spaces, tuple[int, TextForm]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, spaces: Spaces, revision: int) -> TextForm:
-        with self._lock:
-            kept = self._kept.get(spaces)
-        if kept is not None and kept[0] == revision:
-            return kept[1]
-        form = self._compute(spaces)
-        with self._lock:
-            self._kept[spaces] = (revision, form)
-            self._kept.move_to_end(spaces)
-            while len(self._kept) > KEPT:
-                self._kept.popitem(last=False)
-        return form

@@ -6,8 +6,8 @@ counts) per set of readable spaces, at most ``STATISTICS`` of them, each for one
 store revision, and the edges recalls fetched (``ReaderCache``) for at most
 ``CACHES`` of them, moved to a new revision without what the writes since changed.
 Every recall reads the revision first (one round trip), so a write committed by
-any process is seen by the next recall. Beside them, the live spaces and the text
-forms of built memories, each for one revision.
+any process is seen by the next recall. Beside them, the live spaces, for one
+revision.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from hippo.config import Settings
+from hippo.memory.kept import ByRevision
 from hippo.memory.store_cache import ReaderCache
 from hippo.memory.store_source import StoreSource
 from hippo.store import Store
@@ -47,7 +48,7 @@ class StoreReads:
 
     def __init__(self, store: Store, settings: Settings) -> None:
         self.store, self.settings = store, settings
-        self._statistics: OrderedDict[Spaces, Statistics] = OrderedDict()
+        self._statistics: ByRevision[Spaces, Statistics] = ByRevision(STATISTICS)
         self._caches: OrderedDict[Spaces, ReaderCache] = OrderedDict()
         self._lock = threading.Lock()
         self._sources: list[StoreSource] = []  # the latest few, for ``round_trips``
@@ -79,15 +80,7 @@ class StoreReads:
         s = self.settings
         reader = self.store.reader(spaces, max_fetch=s.neo4j_read_fetch)  # type: ignore[attr-defined]
         revision = reader.revision()
-        with self._lock:
-            statistics = self._statistics.get(spaces)
-        if statistics is None or statistics.revision != revision:
-            statistics = reader.statistics()
-            with self._lock:
-                self._statistics[spaces] = statistics
-                self._statistics.move_to_end(spaces)
-                while len(self._statistics) > STATISTICS:
-                    self._statistics.popitem(last=False)
+        statistics = self._statistics.get(spaces, revision, reader.statistics)
         cache = None
         if s.neo4j_read_cache:
             with self._lock:
