@@ -449,3 +449,31 @@ def test_lucene_query_quotes_every_word():
 
 if __name__ == "__main__" and sys.argv[1:2] == ["child"]:
     _child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+
+
+class _Building:
+    """A Connection whose server is still building two indexes when the wait runs out (a million
+    vectors take most of an hour to index here; the driver's side of it is what is tested)."""
+
+    url = "bolt://neo4j@db.example:7687"
+
+    def schema(self, statement: str, doing: str, **params: object) -> None:
+        raise StoreError(f"Neo4j refused {doing} at {self.url}: Expected all indexes to come online within a "
+                         "reasonable time")
+
+    def read(self, name: str, doing: str, **params: object) -> list[dict]:
+        assert name == "hippo_indexes"
+        return [{"name": "fact_embedding", "state": "POPULATING", "populationPercent": 41.6},
+                {"name": "entity_embedding", "state": "ONLINE", "populationPercent": 100.0},
+                {"name": "passage_embedding", "state": "POPULATING", "populationPercent": 2.0}]
+
+
+def test_an_index_still_being_built_is_named_with_how_far_it_is():
+    from hippo.store.neo4j.schema import await_indexes
+
+    with pytest.raises(StoreError) as exc:
+        await_indexes(_Building(), 30)  # type: ignore[arg-type]
+    message = _one_line(exc)
+    assert "still building the index fact_embedding (42%), passage_embedding (2%) after 30 s" in message
+    assert "entity_embedding" not in message and "hippo neo4j indexes --store bolt://neo4j@db.example:7687 " \
+        "--timeout 0" in message

@@ -207,7 +207,7 @@ def test_missing_indexes_are_named_with_the_command_that_creates_them(imported: 
         with pytest.raises(StoreError, match=r"no index passage_text, passage_words, passage_embedding.*hippo neo4j "
                                               r"indexes"):
             server.store(create_schema=False)
-        done = hippo("neo4j", "indexes", "--store", server.url, env=server.env)
+        done = hippo("neo4j", "indexes", "--store", server.url, "--timeout", "600", env=server.env)
         assert done.returncode == 0, done.stderr
         assert "5 indexes online" in done.stdout
         with closing(server.store(create_schema=False)) as reader:

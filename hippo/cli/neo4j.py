@@ -19,6 +19,8 @@ import typer
 from hippo.cli.common import StoreOption, err, fail, out
 from hippo.errors import HippoError
 
+NO_LIMIT = 7 * 24 * 3600.0  # what --timeout 0 waits: a week
+
 neo4j_app = typer.Typer(no_args_is_help=True, help=__doc__)
 
 
@@ -79,7 +81,9 @@ def import_(
 
 
 @neo4j_app.command()
-def indexes(store: StoreOption = None) -> None:
+def indexes(store: StoreOption = None,
+            timeout: Annotated[float, typer.Option(min=0, help="seconds to wait for the indexes to come online "
+                                                   "(0: no limit)")] = 3600.0) -> None:
     """Create the constraints, the full-text index and the vector indexes of a hippo store in Neo4j
     (for the bound model's dimension), and wait until they are online."""
     from hippo.store.neo4j import create_indexes
@@ -87,7 +91,7 @@ def indexes(store: StoreOption = None) -> None:
     url = _neo4j_url(store)
     try:
         with err.status("creating indexes..."):
-            names = create_indexes(url)
+            names = create_indexes(url, timeout or NO_LIMIT)
     except HippoError as exc:
         raise fail(str(exc)) from None
     out.print(f"{url}: {len(names)} indexes online ({', '.join(names)})", highlight=False)

@@ -95,5 +95,18 @@ def ensure_vector_indexes(db: Connection, dim: int) -> None:
                          f"'{indexes_command(db)}'") from None
 
 
-def await_indexes(db: Connection) -> None:
-    db.schema(cypher("await_indexes"), "waiting for indexes", seconds=300)
+def await_indexes(db: Connection, seconds: float = 300.0) -> None:
+    """Wait up to ``seconds`` for every index to come online; past that, a StoreError naming those
+    still being built and how far each is (Neo4j goes on building them in the background)."""
+    try:
+        db.schema(cypher("await_indexes"), "waiting for indexes", seconds=int(seconds))
+    except StoreError:
+        rows = db.read("hippo_indexes", "reading the indexes")
+        building = [f"{r['name']} ({float(r['populationPercent'] or 0):.0f}%)" for r in rows
+                    if r["state"] == "POPULATING"]
+        if not building:
+            raise
+        raise StoreError(f"Neo4j at {db.url} is still building the index {', '.join(building)} after "
+                         f"{seconds:.0f} s; it goes on in the background (a vector index of a million records "
+                         f"takes most of an hour on 2 cores): open the store again later, or wait for it with "
+                         f"'{indexes_command(db)} --timeout 0'") from None

@@ -32,10 +32,11 @@ class Neo4jStore(Neo4jEmbeddings):
 
     def __init__(self, uri: str, user: str | None = None, password: str | None = None,
                  database: str | None = None, *, connection_timeout: float = 10.0,
-                 max_retry_time: float = 30.0, create_schema: bool = True) -> None:
+                 max_retry_time: float = 30.0, create_schema: bool = True, index_timeout: float = 300.0) -> None:
         """``uri`` is ``scheme://host:port``; credentials or a database in it are used
         when the arguments do not give them. ``create_schema=False`` opens without writing the
-        schema (a user without schema rights, a read replica): the indexes must exist already."""
+        schema (a user without schema rights, a read replica): the indexes must exist already.
+        ``index_timeout``: seconds an open waits for indexes being built."""
         parsed = parse_url(uri)
         self.db = Connection(parsed, user or parsed.user or "neo4j",
                              password if password is not None else (parsed.password or ""),
@@ -43,7 +44,7 @@ class Neo4jStore(Neo4jEmbeddings):
                              max_retry_time=max_retry_time)
         self.user, self.database, self.url = self.db.user, self.db.database, self.db.url
         try:
-            self._open() if create_schema else self._check()
+            self._open(index_timeout) if create_schema else self._check()
         except BaseException:
             self.db.close()
             raise
@@ -61,7 +62,7 @@ class Neo4jStore(Neo4jEmbeddings):
                    parsed.password if parsed.password is not None else os.environ.get("NEO4J_PASSWORD"),
                    parsed.database or os.environ.get("NEO4J_DATABASE") or None, **kwargs)
 
-    def _open(self) -> None:
+    def _open(self, index_timeout: float) -> None:
         found = prepare(self.db)
         if found in UPGRADABLE:
             bound = self.embedding_model()
@@ -71,7 +72,7 @@ class Neo4jStore(Neo4jEmbeddings):
         bound = self.embedding_model()
         if bound is not None:
             ensure_vector_indexes(self.db, bound[1])
-        await_indexes(self.db)
+        await_indexes(self.db, index_timeout)
 
     def _check(self) -> None:
         found = read_schema_version(self.db)
@@ -208,9 +209,9 @@ class Neo4jStore(Neo4jEmbeddings):
             raise
         return [(r["id"], float(r["score"])) for r in rows]
 
-    def reader(self, spaces: Spaces, *, max_fetch: int = 4096) -> Neo4jReader:
+    def reader(self, spaces: Spaces, *, max_fetch: int = 4096, parts: int = 1) -> Neo4jReader:
         """Store-side recall's reads within ``spaces`` (``hippo.store.neo4j.reader``)."""
-        return Neo4jReader(self.db, spaces, max_fetch=max_fetch)
+        return Neo4jReader(self.db, spaces, max_fetch=max_fetch, parts=parts)
 
     def text_form(self, spaces: Spaces) -> TextForm:
         """A reader's view as text, summed in the server (``hippo.memory.extent``)."""
@@ -232,10 +233,10 @@ class Neo4jStore(Neo4jEmbeddings):
         return f"Neo4jStore({self.url!r})"
 
 
-def create_indexes(url: str) -> list[str]:
+def create_indexes(url: str, timeout: float = 3600.0) -> list[str]:
     """Open the store at ``url`` creating its schema and indexes (what ``hippo neo4j indexes`` does);
-    the names of hippo's full-text and vector indexes, all online."""
-    store = Neo4jStore.from_url(url, create_schema=True)
+    the names of hippo's full-text and vector indexes, all online within ``timeout`` seconds."""
+    store = Neo4jStore.from_url(url, create_schema=True, index_timeout=timeout)
     try:
         bound = store.embedding_model()
         require_indexes(store.db, bound[1] if bound else None)
