@@ -115,7 +115,8 @@ def quality(dataset_name: str, store: str, limit: int | None) -> dict[str, Any]:
     row = {
         "run": f"quality {dataset_name}", "dataset": dataset_name, "questions": len(questions),
         "counts": opened["memory"][0].stats().model_dump(include={"documents", "passages", "entities", "facts"}),
-        "overlap_at_10": {"store_vs_memory": overlap("store", "memory"), "store_vs_memory_push": overlap("store", "memory-push"),
+        "overlap_at_10": {"store_vs_memory": overlap("store", "memory"),
+                          "store_vs_memory_push": overlap("store", "memory-push"),
                           "memory_push_vs_memory": overlap("memory-push", "memory")},
         "identical_top10": sum(a == b for a, b in zip(hits["store"], hits["memory"], strict=True)),
         "recall": {name: {f"R@{k}": 100 * float(np.mean(v)) for k, v in by_k.items()} for name, by_k in recall.items()},
@@ -156,6 +157,7 @@ def speed_child(size: int, store: str, mode: str, queries: int) -> dict[str, Any
     asked = [corpus.query(int(i)) for i in rng.integers(size, size=queries + 10)]
     for q in asked[:10]:
         memory.recall(q)
+    statements_before = memory.store_reads.statements() if memory.store_reads is not None else {}
     took, cpu, trips, stages = [], [], [], {"seeds": [], "ppr": [], "readout": []}
     for q in asked[10:]:
         before, c = _round_trips(memory), time.process_time()
@@ -169,8 +171,21 @@ def speed_child(size: int, store: str, mode: str, queries: int) -> dict[str, Any
            "rss_mb_after": _rss_mb(), "recall_ms": percentiles(took), "recall_cpu_ms": percentiles(cpu),
            "stages_p50_ms": {k: float(np.median(v)) for k, v in stages.items()},
            "round_trips": percentiles(trips), "load_average": [round(x, 2) for x in os.getloadavg()]}
+    if memory.store_reads is not None:
+        row["statements"] = _per_recall(statements_before, memory.store_reads.statements(), queries)
     memory.close()
     return row
+
+
+def _per_recall(before: dict[str, tuple[int, float]], after: dict[str, tuple[int, float]],
+                recalls: int) -> dict[str, dict[str, float]]:
+    """Per statement: calls and milliseconds waited per recall, most waited first."""
+    rows = {}
+    for name, (calls, spent) in after.items():
+        was_calls, was_spent = before.get(name, (0, 0.0))
+        rows[name] = {"calls": round((calls - was_calls) / recalls, 2),
+                      "ms": round(1000 * (spent - was_spent) / recalls, 1)}
+    return dict(sorted(rows.items(), key=lambda kv: -kv[1]["ms"]))
 
 
 def speed(size: int, store: str, queries: int, modes: Sequence[str]) -> dict[str, Any]:
@@ -323,6 +338,13 @@ def render(runs: dict[str, Any]) -> str:
             ", ".join(f"{x:.1f}" for x in m["load_average"])] for r in speed_rows for m in r["modes"].values()]), ""]
         parts += [f"store p50 / in-process p50 at {r['passages']}: {r['store_over_memory_p50']:.2f}"
                   for r in speed_rows if r["store_over_memory_p50"]] + [""]
+        for r in speed_rows:
+            statements = r["modes"].get("store", {}).get("statements")
+            if statements:
+                parts += [f"Where a store-side recall waits at {r['passages']} passages (per recall, mean; the "
+                          "reads started ahead overlap, so the milliseconds add up to more than a recall takes):", "",
+                          markdown_table(["statement", "calls", "ms waited"],
+                                         [[name, v["calls"], v["ms"]] for name, v in statements.items()]), ""]
     serve_rows = [r for r in runs.values() if r["run"].startswith("serve")]
     if serve_rows:
         header = ["set", "read mode", "server processes", "clients", "req/s", "p50 ms", "p95 ms", "errors",

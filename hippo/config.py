@@ -94,6 +94,9 @@ class Settings(BaseSettings):
                                   "by exact vector scans of what it sees, not by the vector indexes")
     neo4j_read_fetch: int = Field(4096, ge=16, description="vector-index hits a store-side search widens to "
                                   "before it scores the reader's own records exactly")
+    neo4j_read_parts: int = Field(2, ge=1, le=16, description="statements a wide push wave's frontier read is "
+                                  "split into, run side by side (one runs on one server core: about the cores "
+                                  "Neo4j has)")
 
     # Small-text memory (remember / forget).
     remember_embed_timeout: float = Field(3.0, gt=0.0, le=600.0,

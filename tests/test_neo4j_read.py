@@ -22,7 +22,7 @@ from hippo.datasets import SAMPLE
 from hippo.errors import StoreError
 from hippo.memory.source import LocalSource
 from hippo.store.neo4j import Neo4jStore
-from hippo.store.neo4j.reader import Neo4jReader
+from hippo.store.neo4j.reader import SPLIT_FROM, Neo4jReader
 
 pytestmark = pytest.mark.neo4j
 
@@ -152,6 +152,26 @@ def test_a_small_space_gets_its_true_top_k(server: dict[str, str], embedder: Any
             [found] = reader.nearest("passages", q[None, :], [3])
             assert [p.space for p in store.passages([r[0] for r in found])] == [SMALL_SPACE] * 3
             assert reader.round_trips >= 2, "the first fetch held no passage of the small space"
+    finally:
+        store.close()
+
+
+def test_a_wide_frontier_read_in_parts_reads_the_same_edges(server: dict[str, str]):
+    """A push wave over more than ``SPLIT_FROM`` nodes is read as several statements side by side
+    (``neo4j_read_parts``), each on a core of the server: the same edges and strengths as one
+    statement, for a reader of everything and for readers of one space."""
+    store = Neo4jStore(server["uri"], server["user"], server["password"])
+    try:
+        graph = store.load_graph()
+        passages = [pid for pid, _ in graph.passages]
+        entities = sorted({e for _, e in graph.mentions})
+        parts = min(3, (len(passages) + len(entities)) // SPLIT_FROM + 1)
+        assert parts >= 2, "the sample's frontier is wide enough to be split"
+        for spaces in (None, frozenset({SMALL_SPACE}), frozenset({"org"})):
+            whole = store.reader(spaces).neighbours(passages, entities)
+            split = store.reader(spaces, parts=3)
+            assert split.neighbours(passages, entities) == whole and whole
+            assert split.calls["read_neighbours"] == parts
     finally:
         store.close()
 

@@ -13,7 +13,7 @@ revision.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 from hippo.config import Settings
@@ -51,15 +51,26 @@ class StoreReads:
         self._statistics: ByRevision[Spaces, Statistics] = ByRevision(STATISTICS)
         self._caches: OrderedDict[Spaces, ReaderCache] = OrderedDict()
         self._lock = threading.Lock()
-        self._sources: list[StoreSource] = []  # the latest few, for ``round_trips``
-        self._done = 0  # round trips of sources no longer in that list
+        self._sources: list[StoreSource] = []  # the latest few, for ``round_trips`` and ``statements``
+        self._done_calls: Counter[str] = Counter()  # statements of sources no longer in that list
+        self._done_spent: Counter[str] = Counter()
         self._live: tuple[int, frozenset[str]] | None = None
 
     @property
     def round_trips(self) -> int:
         """Statements sent to the store by every recall so far (what a remote read costs)."""
+        return sum(calls for calls, _ in self.statements().values())
+
+    def statements(self) -> dict[str, tuple[int, float]]:
+        """Per statement, how often every recall so far sent it and the seconds it waited in all
+        (reads started ahead overlap, so the seconds add up to more than the recalls took)."""
         with self._lock:
-            return self._done + sum(source.reader.round_trips for source in self._sources)
+            calls, spent = Counter(self._done_calls), Counter(self._done_spent)
+            for source in self._sources:
+                more_calls, more_spent = source.reader.counts()
+                calls.update(more_calls)
+                spent.update(more_spent)
+        return {name: (calls[name], spent[name]) for name in calls}
 
     @classmethod
     def of(cls, store: Store, settings: Settings) -> StoreReads | None:
@@ -78,7 +89,8 @@ class StoreReads:
 
     def source(self, spaces: Spaces) -> StoreSource:
         s = self.settings
-        reader = self.store.reader(spaces, max_fetch=s.neo4j_read_fetch)  # type: ignore[attr-defined]
+        reader = self.store.reader(spaces, max_fetch=s.neo4j_read_fetch,  # type: ignore[attr-defined]
+                                   parts=s.neo4j_read_parts)
         revision = reader.revision()
         statistics = self._statistics.get(spaces, revision, reader.statistics)
         cache = None
@@ -95,5 +107,7 @@ class StoreReads:
         with self._lock:
             self._sources.append(source)
             while len(self._sources) > 8:
-                self._done += self._sources.pop(0).reader.round_trips
+                done_calls, done_spent = self._sources.pop(0).reader.counts()
+                self._done_calls.update(done_calls)
+                self._done_spent.update(done_spent)
         return source
