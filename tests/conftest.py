@@ -83,6 +83,28 @@ def sample_memory(embedder: Embedder, tmp_path_factory: pytest.TempPathFactory) 
     memory.close()
 
 
+# -- running side by side (pytest-xdist, ``scripts/test`` runs two workers) ------------------
+
+SHARED_NEO4J = {"neo4j_server", "neo4j_wipe", "neo4j_store"}
+
+
+def _uses_the_shared_neo4j(item: pytest.Item) -> bool:
+    if item.get_closest_marker("own_neo4j"):
+        return False
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return bool(item.get_closest_marker("neo4j") or SHARED_NEO4J & set(item.fixturenames)
+                or "neo4j" in params.values())
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Under ``--dist loadgroup`` each module runs on one worker (its module fixtures are built
+    once), and every test of the shared Neo4j server on one worker, one after another: Community
+    has a single database, which they wipe. (Marked as each test is collected: pytest-xdist reads
+    the groups in its own ``pytest_collection_modifyitems``.)"""
+    group = "neo4j" if _uses_the_shared_neo4j(item) else item.nodeid.split("::")[0]
+    item.add_marker(pytest.mark.xdist_group(group))
+
+
 # -- Neo4j -------------------------------------------------------------------------
 
 
@@ -156,3 +178,4 @@ def neo4j_store(neo4j_server: dict[str, str], neo4j_wipe: Callable[[], None]) ->
     yield factory
     for store in opened:
         store.close()
+

@@ -36,7 +36,7 @@ from tests.conftest import unavailable
 from tests.test_neo4j_degrees import (FACTS, RECOUNT, SPACES, assert_counted, assert_facts_follow_their_passages,
                                       assert_spaces_counted)
 
-pytestmark = pytest.mark.neo4j
+pytestmark = [pytest.mark.neo4j, pytest.mark.own_neo4j]
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "hippo-password"
 QUESTIONS = ["Who governs the island on which the painter Greta Südhof was born?",
