@@ -27,7 +27,6 @@ from typing import Any, Literal, Protocol, get_args
 from hippo.config import Settings
 from hippo.errors import InvalidInput
 from hippo.memory.core import Engine
-from hippo.memory.names import visible_names
 from hippo.memory.walk import view_records
 from hippo.models import MemoryItem
 from hippo.spaces import user_space
@@ -280,8 +279,8 @@ def _entities(memory: UserMemories, space: str) -> list[EntityNote]:
     readers = frozenset({space})
     records = view_records(memory.engine, readers)
     people = {e.id: e for e in memory.store.entities(records.entity_ids) if e.type in RELATION_TYPES}
-    with memory.engine.reading() as state:  # names as this space's own passages spell them
-        names = visible_names(memory.store, state.projection, state.projection.view(readers), list(people))
+    with memory.engine.source(readers) as source:  # names as this space's own passages spell them
+        names = source.entity_names(list(people))
     if not people:
         return []
     about: dict[str, list[str]] = {eid: [] for eid in people}

@@ -5,13 +5,17 @@ in-place update that follows a write), the derived indexes with their saved
 copy, the bounded encoder and the background embedder. Everything that
 writes goes through ``Engine.write(plan)``:
 
-    lock -> current state -> plan(state) -> commit -> the plan's result
+    lock -> current view -> plan(view) -> commit -> the plan's result
 
 retried with a jittered backoff (``hippo.memory.retry``) when the store
 refuses the write because another process moved a version it was planned on
 (``Conflict``). The lock is released between attempts, so this process's
 other writers go on while one waits. Readers take ``Engine.reading()``, or
 ``Engine.state`` for a one-off look.
+
+A plan reads a ``hippo.memory.write_view.WriteView``: the derived state, or in
+store-side read mode (``HIPPO_NEO4J_READ=store``) the store itself, so that a
+process serving from the store builds no copy of the graph to write either.
 """
 
 from __future__ import annotations
@@ -34,9 +38,13 @@ from hippo.memory.guard import StateGuard
 from hippo.memory.indexing import embed_missing, link_synonyms
 from hippo.memory.persist import DerivedCache, load_state
 from hippo.memory.retry import WRITE_ATTEMPTS, WRITE_DEADLINE, write_attempts
+from hippo.memory.source import LocalSource, RecallSource
 from hippo.memory.state import DerivedState
+from hippo.memory.store_reads import StoreReads
+from hippo.memory.write_view import LocalView, StoreView, WriteView
 from hippo.models import Entity, Fact, Passage
 from hippo.store import Store, WriteBatch
+from hippo.store.base import Spaces
 
 T = TypeVar("T")
 RELOAD_RETRIES = 3  # derived-state reloads that may fail because other processes kept writing
@@ -61,10 +69,13 @@ class Planned(Generic[T]):
 class Engine:
     """The derived state of one store, and the only way to write to it."""
 
-    def __init__(self, store: Store, settings: Settings, embedder: Embedder, *, lazy: bool = False) -> None:
-        """``lazy``: build the derived state on first use, not now (store-side reads never use it;
-        a write in that mode plans on it and loads it then)."""
+    def __init__(self, store: Store, settings: Settings, embedder: Embedder, *,
+                 store_reads: StoreReads | None = None) -> None:
+        """``store_reads``: the store-side read mode's reads; with them writes plan on the store, and
+        the derived state is built only if something still asks for it (``state``)."""
         self.store, self.settings, self.embedder = store, settings, embedder
+        self.store_reads = store_reads
+        lazy = store_reads is not None
         self._lock = threading.RLock()  # one writer at a time
         self._guard = StateGuard()
         self._cache = DerivedCache.for_store(store, settings, embedder.dim)
@@ -112,6 +123,16 @@ class Engine:
         with self._guard.read():
             yield self._state
 
+    @contextmanager
+    def source(self, spaces: Spaces) -> Iterator[RecallSource]:
+        """What one read of a reader of ``spaces`` reads: the store itself in store-side read mode,
+        else the derived state (inside a read section)."""
+        if self.store_reads is not None:
+            yield self.store_reads.source(spaces)
+            return
+        with self.reading() as state:
+            yield LocalSource(state, self.store, spaces)
+
     @property
     def cache(self) -> DerivedCache | None:
         """The saved copy of the derived state beside the store (``cache.outcome`` says how it loaded)."""
@@ -128,12 +149,18 @@ class Engine:
 
     # -- writing -------------------------------------------------------------------
 
-    def write(self, plan: Callable[[DerivedState], Planned[T]], *, attempts: int = WRITE_ATTEMPTS,
+    def view(self) -> WriteView:
+        """What a write plans on: the current derived state, or in store-side read mode the store."""
+        if self.store_reads is not None:
+            return StoreView(self.store, self.store_reads)
+        return LocalView(self.state)
+
+    def write(self, plan: Callable[[WriteView], Planned[T]], *, attempts: int = WRITE_ATTEMPTS,
               deadline: float = WRITE_DEADLINE, what: str | None = None) -> T:
-        """Plan on the current state and commit, again on ``Conflict``; the plan's result.
+        """Plan on the current view and commit, again on ``Conflict``; the plan's result.
 
         ``plan`` runs under the writer lock and may run more than once: it reads
-        the store and the state it is given, and must not write. ``attempts`` and
+        the store and the view it is given, and must not write. ``attempts`` and
         ``deadline`` bound the retries (``write_attempts``); when they run out,
         the last ``Conflict`` is raised, or one naming ``what`` kept changing.
         """
@@ -142,16 +169,16 @@ class Engine:
         for attempt in write_attempts(at_least=attempts, deadline=deadline):
             with self._lock:
                 try:
-                    state = self.state
+                    view = self.view()
                 except StoreError:  # other processes kept writing while this one reloaded the derived state
                     failed_reloads += 1
                     if failed_reloads > RELOAD_RETRIES:
                         raise
                     continue
-                planned = plan(state)
+                planned = plan(view)
                 try:
-                    revision = state.revision if planned.batch is None else \
-                        self._commit(planned.batch, planned.vectors, state, planned.late)
+                    revision = view.revision if planned.batch is None else \
+                        self._commit(planned.batch, planned.vectors, view, planned.late)
                 except Conflict as exc:  # another process versioned what this plan read: plan again
                     conflict = exc
                     continue
@@ -160,17 +187,20 @@ class Engine:
             raise Conflict(f"{what or 'the write'} kept changing under concurrent writers ({attempt + 1} attempts)")
         raise conflict
 
-    def _commit(self, batch: WriteBatch, vectors: dict[str, np.ndarray], state: DerivedState,
+    def _commit(self, batch: WriteBatch, vectors: dict[str, np.ndarray], view: WriteView,
                 late: list[Passage | Entity | Fact] | None = None) -> int:
         """Write one batch and make the derived indexes follow it; returns the revision.
 
-        ``state`` is the one the batch was planned on. When another process
+        ``view`` is the one the batch was planned on. When another process
         wrote in between (the revision moved by more than this write), or the
-        write revived passages this state never held, the indexes reload.
+        write revived passages this state never held, the indexes reload. A
+        store view has no indexes to follow: a state built since for some
+        in-process read reloads on its next use, as after any other writer.
         """
         revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
-        if revision == state.revision:
+        if not isinstance(view, LocalView) or revision == view.revision:
             return revision
+        state = view.state
         delta = Delta.of_write(self.store, batch, vectors, revision, late)
         with self._guard.write():
             followed = revision == state.revision + 1 and state is self._state and state.apply_delta(delta)
@@ -184,14 +214,14 @@ class Engine:
 
     def wait_embedded(self, timeout: float = 30.0) -> bool:
         """Block until the background embedding has nothing left (True) or ``timeout`` passes."""
-        if not self.state.unembedded:
+        if not self.view().unembedded:
             return True
         self._background.wake()
-        return self._background.idle.wait(timeout) and not self.state.unembedded
+        return self._background.idle.wait(timeout) and not self.view().unembedded
 
     def _embed_pending(self, limit: int = 256) -> bool:
         """Embed records written without vectors; True when none are left."""
-        pending = sorted(self.state.unembedded)[:limit]
+        pending = sorted(self.view().unembedded)[:limit]
         if not pending:
             return True
         by_kind = {kind: [rid for k, rid in pending if k == kind] for kind in ("passage", "entity", "fact")}
@@ -200,14 +230,14 @@ class Engine:
                    *store.facts(by_kind["fact"])]
         vectors, fresh = embed_missing(records, store, self.embedder.encode)  # no deadline here
 
-        def plan(state: DerivedState) -> Planned[bool]:
-            waiting = [r for r in records if (_kind(r), r.id) in state.unembedded]
+        def plan(view: WriteView) -> Planned[bool]:
+            waiting = [r for r in records if (_kind(r), r.id) in view.unembedded]
             entities = [r for r in waiting if _kind(r) == "entity"]
-            synonyms = link_synonyms(entities, vectors, state, self.settings)
+            synonyms = link_synonyms(entities, vectors, view, self.settings)
             batch = WriteBatch(passages=[r for r in waiting if _kind(r) == "passage"], entities=entities,
                                facts=[r for r in waiting if _kind(r) == "fact"], synonyms=synonyms,
                                vectors={h: vectors[h] for h in fresh})
-            return Planned(batch, lambda _: not self.state.unembedded, vectors, late=waiting)
+            return Planned(batch, lambda _: not self.view().unembedded, vectors, late=waiting)
 
         return self.write(plan)
 

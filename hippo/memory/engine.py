@@ -43,9 +43,10 @@ from hippo.memory.retrieve import (
     reciprocal_rank_fusion,
     source_rankings,
 )
-from hippo.memory.source import LocalSource, RecallSource
+from hippo.memory.source import LocalSource
 from hippo.memory.state import DerivedState
 from hippo.memory.store_reads import StoreReads
+from hippo.memory.write_view import WriteView
 from hippo.models import (
     Document,
     ForgetResult,
@@ -88,7 +89,7 @@ class Memory:
         self.extractor = extractor or self.llm.extractor or self._query_parser
         reembed.bind(self.store, self.embedder, reembed_on_mismatch=self.settings.reembed_on_open)
         self._store_reads = StoreReads.of(store, self.settings)  # None: recall reads the in-process state
-        self.engine = Engine(self.store, self.settings, self.embedder, lazy=self._store_reads is not None)
+        self.engine = Engine(self.store, self.settings, self.embedder, store_reads=self._store_reads)
         self._recaller = Recaller(self.settings, self.embedder.encode, self._query_parser.query_phrases,
                                   fact_filter=self.llm.fact_filter, query_hops=self._query_parser.query_hops)
         self._expander = ClueExpander(self.settings, self.embedder.encode, writer=self.llm.clue_writer)
@@ -187,8 +188,8 @@ class Memory:
         return total
 
     def _index_batch(self, docs: list[Document], extractor: Extractor, progress: Progress | None) -> IndexResult:
-        def plan(state: DerivedState) -> Planned[IndexResult]:
-            prepared = prepare(docs, store=self.store, state=state, embedder=self.embedder, extractor=extractor,
+        def plan(view: WriteView) -> Planned[IndexResult]:
+            prepared = prepare(docs, store=self.store, view=view, embedder=self.embedder, extractor=extractor,
                                settings=self.settings, progress=progress)
             clock, batch = time.perf_counter(), prepared.batch
 
@@ -224,7 +225,7 @@ class Memory:
         if token_budget is not None:
             check_count("token_budget", token_budget, high=MAX_TOKEN_BUDGET)
         clock = time.perf_counter()
-        with self._source(space_set(spaces)) as source:
+        with self.engine.source(space_set(spaces)) as source:
             ranked = self._recaller.rank(query, source, n=n, k=k)
             if self.settings.clue_expand if expand is None else expand:
                 if isinstance(source, LocalSource):
@@ -239,15 +240,6 @@ class Memory:
             note=note, timings={key: round(v, 5) for key, v in ranked.timings.items()},
         )
 
-    @contextmanager
-    def _source(self, spaces: frozenset[str] | None) -> Iterator[RecallSource]:
-        """What one recall reads: the store itself in store-side read mode, else the derived state."""
-        if self._store_reads is not None:
-            yield self._store_reads.source(spaces)
-            return
-        with self.reading() as state:
-            yield LocalSource(state, self.store, spaces)
-
     def retrieve(self, query: str, *, k: int = 10, mode: Mode = "dense", spaces: Iterable[str] | None = None,
                  token_budget: int | None = None) -> list[Hit]:
         """Plain retrieval without the graph: ``dense``, ``bm25`` or ``hybrid`` (RRF of both)."""
@@ -260,7 +252,7 @@ class Memory:
         readable, pool = space_set(spaces), max(k * 4, 50)
         q = self.embedder.encode([query])[0] if mode != "bm25" else None
         words = query if mode != "dense" else None
-        with self._source(readable) as source:
+        with self.engine.source(readable) as source:
             if isinstance(source, LocalSource):
                 dense = dense_ranking(source.state, q, readable, pool) if q is not None else []
                 sparse = keyword_ranking(source.state, words, readable, pool) if words is not None else []
@@ -279,13 +271,13 @@ class Memory:
     def walk(self, seed_weights: Mapping[str, float], *, k: int = 10, token_budget: int | None = None,
              spaces: Iterable[str] | None = None) -> list[Hit]:
         """Passages ranked by the PPR mass flowing from explicit seed ids (``hippo.memory.walk``)."""
-        with self._source(space_set(spaces)) as source:
+        with self.engine.source(space_set(spaces)) as source:
             return walk.seed_walk(source, self.store, self.settings, seed_weights, k=k, token_budget=token_budget)
 
     def neighbors(self, seed_ids: Iterable[str], *, hops: int = 1, limit: int = 50,
                   spaces: Iterable[str] | None = None) -> Neighborhood:
         """The nodes within ``hops`` edges of the seeds, ranked by PPR mass, and the edges between them."""
-        with self._source(space_set(spaces)) as source:
+        with self.engine.source(space_set(spaces)) as source:
             return walk.neighbors(source, self.store, self.settings, seed_ids, hops=hops, limit=limit)
 
     def context(self, user_id: str, *, budget_tokens: int | None = None, slot_tokens: int | None = None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import ValidationError
@@ -22,11 +22,13 @@ from hippo.graph.synonyms import linkable, synonym_pairs
 from hippo.ids import document_id, entity_id, fact_id, passage_id
 from hippo.limits import check_depth
 from hippo.memory.prefetch import Encode, Prefetched, VectorPrefetch
-from hippo.memory.state import DerivedState
 from hippo.models import Document, DocumentRecord, Entity, Fact, Mention, Passage, Synonym
 from hippo.spaces import ORG, check_org_id, check_space, stored_id
 from hippo.store.base import Store, WriteBatch, embed_hash, embed_text
 from hippo.text import normalize
+
+if TYPE_CHECKING:
+    from hippo.memory.write_view import WriteView
 
 Progress = Callable[[str, int, int], None]
 """Called as (stage, done, total)."""
@@ -212,7 +214,6 @@ def graph_records(passages: list[Passage], extractions: list[Extraction]
 
 
 EXTRACT_CHUNK = 64  # passages per extractor call; prefetched vectors follow each chunk
-SYNONYM_PROBE = 16  # neighbours searched first per new entity (most have far fewer synonyms)
 
 
 def embed_missing(records: list[Passage | Entity | Fact], store: Store, encode: Encode,
@@ -248,7 +249,7 @@ class Derived:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def derive(passages: list[Passage], *, store: Store, state: DerivedState, encode: Encode, extractor: Extractor,
+def derive(passages: list[Passage], *, store: Store, view: WriteView, encode: Encode, extractor: Extractor,
            settings: Settings, progress: Progress | None = None, tolerate_embedding_failure: bool = False) -> Derived:
     """Extract, embed and link synonyms for passages not stored yet; a call of several extraction
     chunks encodes beside the extractor (``hippo.memory.prefetch``).
@@ -306,16 +307,16 @@ def derive(passages: list[Passage], *, store: Store, state: DerivedState, encode
 
     clock = time.perf_counter()
     linkable = [e for e in new_entities if embed_hash(e) in vectors]
-    synonyms = link_synonyms(linkable, vectors, state, settings)
+    synonyms = link_synonyms(linkable, vectors, view, settings)
     timings["graph"] = time.perf_counter() - clock
     return Derived(entities=new_entities, facts=facts, mentions=mentions, synonyms=synonyms, vectors=vectors,
                    fresh=fresh, embedded=embedded, timings=timings)
 
 
-def link_synonyms(entities: list[Entity], vectors: dict[str, np.ndarray], state: DerivedState,
+def link_synonyms(entities: list[Entity], vectors: dict[str, np.ndarray], view: WriteView,
                   settings: Settings) -> list[Synonym]:
     """Synonym edges between these entities (all with vectors) and every entity known: the
-    stored ones found through the entity index (every space), the batch's by brute force."""
+    stored ones the view finds nearest (every space), the batch's by brute force."""
     if not entities or settings.synonym_max_neighbors <= 0:
         return []
     queries = linkable([e.key for e in entities])
@@ -324,18 +325,16 @@ def link_synonyms(entities: list[Entity], vectors: dict[str, np.ndarray], state:
     new_ids = [e.id for e in entities]
     new_vectors = np.stack([vectors[embed_hash(e)] for e in entities]).astype(np.float32)
     k = settings.synonym_max_neighbors + 1
-    stored = _nearest(state, new_vectors[queries], k, settings.synonym_threshold)
-    ids = state.projection.record_ids
+    stored = view.entity_neighbours(new_vectors[queries], k, settings.synonym_threshold)
     wide = new_vectors.astype(np.float64)
     # Scores again in float64 from the vectors themselves: a pair gets the same score whichever of
     # its entities came first and whichever search found it (stores built in another order must
     # hold the same edges).
     batch = wide[queries] @ wide.T
     neighbours = []
-    for row, (_, labels) in enumerate(stored):
-        merged = np.concatenate([state.entities.vectors_of(labels).astype(np.float64) @ wide[queries[row]],
-                                 batch[row]])
-        merged_ids = [ids[v] for v in labels.tolist()] + new_ids
+    for row, (stored_ids, stored_vectors) in enumerate(stored):
+        merged = np.concatenate([stored_vectors @ wide[queries[row]], batch[row]])
+        merged_ids = stored_ids + new_ids
         head = np.argpartition(-merged, k - 1)[:k] if len(merged) > k else np.arange(len(merged))
         order = sorted(head.tolist(), key=lambda i: (-merged[i], merged_ids[i]))  # ties by id, not position
         neighbours.append((merged[order], [merged_ids[i] for i in order]))
@@ -343,26 +342,14 @@ def link_synonyms(entities: list[Entity], vectors: dict[str, np.ndarray], state:
                          max_neighbors=settings.synonym_max_neighbors)
 
 
-def _nearest(state: DerivedState, queries: np.ndarray, k: int, threshold: float) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Each query's ``k`` nearest stored entities, or all above ``threshold`` when fewer: a short
-    search first, widened only where its last neighbour still reaches the threshold."""
-    first = min(k, SYNONYM_PROBE)
-    found = state.entities.search(queries, first, near=True)
-    wide = [i for i, (scores, _) in enumerate(found) if len(scores) == first and scores[-1] >= threshold]
-    if wide and first < k:
-        for i, result in zip(wide, state.entities.search(queries[wide], k, near=True), strict=True):
-            found[i] = result
-    return found
-
-
-def prepare(documents: list[Document], *, store: Store, state: DerivedState, embedder: Embedder,
+def prepare(documents: list[Document], *, store: Store, view: WriteView, embedder: Embedder,
             extractor: Extractor, settings: Settings, progress: Progress | None = None) -> PreparedBatch:
     clock = time.perf_counter()
     plan = plan_documents(documents, store, settings)
     stored = store.existing_ids(p.id for p in plan.passages)
     new_passages = [p for p in plan.passages if p.id not in stored]
     planning = time.perf_counter() - clock
-    derived = derive(new_passages, store=store, state=state, encode=embedder.encode, extractor=extractor,
+    derived = derive(new_passages, store=store, view=view, encode=embedder.encode, extractor=extractor,
                      settings=settings, progress=progress)
     derived.timings["extract"] += planning
     batch = WriteBatch(

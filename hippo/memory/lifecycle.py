@@ -38,7 +38,7 @@ from hippo.memory.inputs import (
     target_uid,
 )
 from hippo.memory.retry import Reused
-from hippo.memory.state import DerivedState
+from hippo.memory.write_view import WriteView
 from hippo.models import (
     DocumentRecord,
     ForgetResult,
@@ -83,7 +83,7 @@ def remember(engine: Engine, extractor: Extractor, text: str, *, custom_id: str 
     store = engine.store
     reused = Reused(extractor, engine.encode_bounded)
 
-    def plan(state: DerivedState) -> Planned[RememberResult]:
+    def plan(view: WriteView) -> Planned[RememberResult]:
         nonlocal uid  # a "create" keeps the fresh id it drew across the attempts
         [old] = store.documents([uid]) or [None]
         if old is not None and old.space != space:
@@ -99,7 +99,7 @@ def remember(engine: Engine, extractor: Extractor, text: str, *, custom_id: str 
         version = old.version + 1 if old else 1
         record = DocumentRecord(id=uid, title=label, space=space, version=version, meta=meta, kind="memory")
         passage = Passage(id=passage_id(uid, text, version), doc_id=uid, text=text, space=space, version=version)
-        derived = derive([passage], store=store, state=state, encode=reused.encode, extractor=reused,
+        derived = derive([passage], store=store, view=view, encode=reused.encode, extractor=reused,
                          settings=engine.settings, tolerate_embedding_failure=True)
         batch = WriteBatch(
             documents=[record], passages=[passage], entities=derived.entities, facts=derived.facts,
@@ -135,10 +135,8 @@ def _unchanged(engine: Engine, record: DocumentRecord, passage: Passage, label: 
         batch = WriteBatch(documents=[record], expect_versions={record.id: record.version})
 
     def result(_: int) -> RememberResult:
-        state = engine.state
-        embedded = ("passage", passage.id) not in state.unembedded and passage.id in state.projection.vertex
         vector = None
-        if embedded:
+        if engine.view().embedded(passage):
             stored = engine.store.vectors([embed_hash(passage)])
             vector = stored.get(embed_hash(passage))
         return RememberResult(
@@ -156,18 +154,8 @@ def _near_duplicates(engine: Engine, vector: np.ndarray | None, space: str, excl
     """Live passages of the space whose meaning is close: listed for the caller, never acted on."""
     if vector is None:
         return []
-    close = []
-    with engine.reading() as state:
-        projection = state.projection
-        code = projection.view(frozenset({space})).codes
-        # The space's own shard holds exactly its live passages: its nearest are the candidates.
-        (sims, vertices), = state.passages.search(vector, limit + len(exclude), code)
-        for similarity, v in zip(sims.tolist(), vertices.tolist(), strict=True):
-            pid = projection.record_ids[v]
-            if similarity >= engine.settings.near_duplicate_threshold and pid not in exclude:
-                close.append((pid, float(similarity)))
-                if len(close) == limit:
-                    break
+    close = [(pid, similarity) for pid, similarity in engine.view().near_passages(vector, space, limit + len(exclude))
+             if similarity >= engine.settings.near_duplicate_threshold and pid not in exclude][:limit]
     passages = {p.id: p for p in engine.store.passages(pid for pid, _ in close)}
     documents = {d.id: d for d in engine.store.documents({p.doc_id for p in passages.values()})}
     found = []
@@ -206,12 +194,12 @@ def forget(engine: Engine, uid: str | None = None, *, custom_id: str | None = No
         reason = inputs.text("reason", reason, MAX_SHORT_CHARS)
     store = engine.store
 
-    def plan(state: DerivedState) -> Planned[ForgetResult]:
+    def plan(view: WriteView) -> Planned[ForgetResult]:
         doc, passages = _resolve(store, uid, named_in)
         live = [p for p in passages if p.forgotten_at is None]
         if (doc is not None and doc.forgotten_at is not None) or not live:
             raise AlreadyForgotten(f"uid {uid!r} is already forgotten; restore it with restore({uid!r})")
-        impact = state.projection.impact([p.id for p in live], spaces)
+        impact = view.impact([p.id for p in live], spaces)
         if not cascade and (impact.facts or impact.entities):
             raise InvalidInput("cascade", f"forgetting {uid} would also retire {len(impact.facts)} facts and "
                                           f"{len(impact.entities)} entities; pass cascade=True, or dry_run=True "
@@ -238,7 +226,7 @@ def restore(engine: Engine, uid: str, spaces: Spaces = None) -> RestoreResult:
     """``spaces``: what the caller may read; ``entities`` counts those that come back into that view."""
     uid = inputs.text("uid", uid, MAX_UID_BYTES)
 
-    def plan(state: DerivedState) -> Planned[RestoreResult]:
+    def plan(view: WriteView) -> Planned[RestoreResult]:
         doc, passages = _resolve(engine.store, uid)
         if doc is not None:
             if doc.forgotten_at is None:
@@ -255,7 +243,7 @@ def restore(engine: Engine, uid: str, spaces: Spaces = None) -> RestoreResult:
             back, documents = [passage], []
 
         def result(_: int) -> RestoreResult:
-            entities = engine.state.projection.impact([p.id for p in back], spaces).entities
+            entities = engine.view().impact([p.id for p in back], spaces).entities
             return RestoreResult(uid=uid, passages=[p.id for p in back], entities=len(entities))
         return Planned(WriteBatch(documents=documents, revive=[p.id for p in back]), result)
 
@@ -269,7 +257,7 @@ def delete_documents(engine: Engine, ids: list[str], *, reason: str | None = Non
     reason = reason or "deleted"
     store = engine.store
 
-    def plan(_: DerivedState) -> Planned[int]:
+    def plan(_: WriteView) -> Planned[int]:
         docs = [d for d in store.documents(ids) if d.forgotten_at is None]
         if not docs:
             return Planned(None, lambda _: 0)

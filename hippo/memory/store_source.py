@@ -35,13 +35,7 @@ import numpy as np
 from scipy import sparse
 
 from hippo.graph.edges import MENTION, RELATION, SYNONYM
-from hippo.graph.ppr import (
-    Neighbours,
-    SparseScores,
-    Transition,
-    power_pagerank,
-    push_pagerank,
-)
+from hippo.graph.ppr import Neighbours, SparseScores, Transition, power_pagerank, push_pagerank
 from hippo.graph.scoring import Readout, passage_mass
 from hippo.graph.view import Solver
 from hippo.memory.ahead import Ahead
@@ -276,9 +270,10 @@ class StoreSource:
         else from the vector index (the floor: the best hit for ``-q``, which an approximate index may
         miss by a little)."""
         q = np.asarray(q, dtype=np.float64)
-        return self.ahead.take((family, q.tobytes(), k), self._search, family, q, k)
+        return self.ahead.take((family, q.tobytes(), k), self.rows, family, q, k)
 
-    def _search(self, family: str, q: np.ndarray, k: int) -> tuple[list[list[Any]], float]:
+    def rows(self, family: str, q: np.ndarray, k: int) -> tuple[list[list[Any]], float]:
+        """Uncached: the ``k`` best rows ``[id, cosine, ...]`` and the floor (a write's search too)."""
         if self._exact:
             top, low = self.reader.exact(family, q, k)  # type: ignore[arg-type]
             return top, low if low is not None else 0.0
@@ -309,9 +304,10 @@ class StoreSource:
         return row
 
     def _nearest_entities(self, queries: np.ndarray, k: int) -> list[list[list[Any]]]:
-        return self.ahead.take(("entities", queries.tobytes(), k), self._search_entities, queries, k)
+        return self.ahead.take(("entities", queries.tobytes(), k), self.entity_rows, queries, k)
 
-    def _search_entities(self, queries: np.ndarray, k: int) -> list[list[list[Any]]]:
+    def entity_rows(self, queries: np.ndarray, k: int) -> list[list[list[Any]]]:
+        """Uncached: per query row, the ``k`` best entity rows ``[id, cosine]``."""
         if self._exact:
             return [self.reader.exact("entities", x, k)[0] for x in queries]
         return self.reader.nearest("entities", queries, [k] * len(queries))
@@ -374,10 +370,10 @@ class StoreSource:
         entities: all rows at once) on threads: the three families' searches then overlap."""
         queries = np.atleast_2d(np.asarray(queries, dtype=np.float64))
         if family == "entities":
-            self.ahead.start((family, queries.tobytes(), k), self._search_entities, queries, k)
+            self.ahead.start((family, queries.tobytes(), k), self.entity_rows, queries, k)
             return
         for q in queries:
-            self.ahead.start((family, q.tobytes(), k), self._search, family, q, k)
+            self.ahead.start((family, q.tobytes(), k), self.rows, family, q, k)
 
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
         scored = keyword_scores(self.reader, self.statistics, query, limit, self._frequencies, self.ahead)

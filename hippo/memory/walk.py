@@ -183,9 +183,17 @@ def neighbors(source: RecallSource, store: Store, settings: Settings, seed_ids: 
     return Neighborhood(seeds=list(seeds), nodes=nodes, edges=edges)
 
 
-@_reads
 def view_records(engine: Engine, spaces: Spaces) -> ViewRecords:
-    """Ids of the entities and facts a reader of ``spaces`` can reach."""
+    """Ids of the entities and facts a reader of ``spaces`` can reach, each in store order (in
+    store-side read mode read from the store, ``read_view_records.cypher``)."""
+    if engine.store_reads is not None:
+        entity_ids, fact_ids = engine.store.reader(spaces).view_records()  # type: ignore[attr-defined]
+        return ViewRecords(entity_ids=entity_ids, fact_ids=fact_ids)
+    return _view_records(engine, spaces)
+
+
+@_reads
+def _view_records(engine: Engine, spaces: Spaces) -> ViewRecords:
     state = engine.state
     p = state.projection
     view = p.view(spaces)

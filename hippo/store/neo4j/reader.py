@@ -37,7 +37,7 @@ from typing import Any, Literal
 import numpy as np
 
 from hippo.models import TextForm
-from hippo.store.base import Spaces
+from hippo.store.base import Spaces, VectorKind
 from hippo.store.neo4j.connection import Connection
 from hippo.store.neo4j.schema import META
 
@@ -252,6 +252,22 @@ class Neo4jReader:
             return {}
         return {r["id"]: [list(f) for f in r["facts"]]
                 for r in self._read("read_passage_facts", "reading facts", ids=ids)}
+
+    def impact(self, passage_ids: list[str]) -> tuple[list[str], list[str], dict[str, int]]:
+        """What retiring these passages takes out of the reader's view (``read_impact.cypher``): the
+        facts and entities that go, and the edges leaving the walk by kind."""
+        [r] = self._read("read_impact", "weighing what a forget takes out", ids=list(passage_ids))
+        return list(r["facts"]), list(r["entities"]), {"mention": int(r["mentions"]), "relation": int(r["relations"]),
+                                                       "synonym": int(r["synonyms"])}
+
+    def unembedded(self) -> set[tuple[VectorKind, str]]:
+        """Records of every space written without a vector (``read_unembedded.cypher``)."""
+        return {(r["kind"], r["id"]) for r in self._read("read_unembedded", "listing records without vectors")}
+
+    def view_records(self) -> tuple[list[str], list[str]]:
+        """Ids of the entities the view's live passages mention and of the facts read from them."""
+        [r] = self._read("read_view_records", "listing the reader's entities and facts")
+        return list(r["entities"]), list(r["facts"])
 
     def visible_passages(self) -> list[str]:
         return [r["id"] for r in self._read("read_visible_passages", "listing passages")]
