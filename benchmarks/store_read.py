@@ -22,6 +22,9 @@ entry per run name, kept across runs) and the whole file as
 - ``serve``: N ``hippo serve --http`` processes over the one Neo4j (a QA set loaded as for
   ``quality``), clients spread over them evenly, ``memory/recall`` of the set's questions:
   req/s and latency for 1 and 2 processes, in each read mode.
+- ``writes``: each mode in a fresh process over a loaded store: open, remembers one at a time, a
+  forget and a restore; latencies, RSS, and whether the process built the derived state; then
+  dry-run forgets of random documents in both modes, whose answers must be identical.
 - ``visible``: a writer process remembers; a store-side reader in this process recalls until it
   finds each write: the lag from commit to found.
 """
@@ -254,6 +257,100 @@ def visible(store: str, writes: int, patience: float = 30.0) -> dict[str, Any]:
             "write_to_visible_ms": percentiles(lags), "recall_ms": percentiles(recalls), "machine": machine_info()}
 
 
+# -- writes without a copy of the graph ------------------------------------------------------
+
+NOTE = "Vellurast harbour note {i}: Marit Olsen relit the {tag} beacon at Kessing Point for the ferry guild."
+
+
+def writes_child(store: str, mode: str, writes: int) -> dict[str, Any]:
+    """One mode, in this (fresh) process: open, then ``writes`` remembers one at a time, a forget and
+    a restore of the first two; each one's latency, and the RSS and derived state they leave."""
+    import hippo
+    from hippo.embed import open_embedder
+    from hippo.extract.spacy import load_pipeline
+    from hippo.store.neo4j import Neo4jStore
+
+    embedder = open_embedder(hippo.Settings())
+    embedder.encode(["warm up the encoder"])
+    load_pipeline()  # the models' memory is in the RSS before open: what follows is the graph's and the writes'
+    rss_before = _rss_mb()
+    clock = time.perf_counter()
+    memory = hippo.Memory(Neo4jStore.from_url(store), settings=hippo.Settings(neo4j_read=mode), embedder=embedder)
+    open_s = time.perf_counter() - clock
+    rss_open = _rss_mb()
+    tag, took, uids = f"x{os.getpid()}", [], []
+    for i in range(writes):
+        clock = time.perf_counter()
+        uids.append(memory.remember(NOTE.format(i=i, tag=tag), space="user:bench").uid)
+        took.append(1000 * (time.perf_counter() - clock))
+    for uid in uids[:2]:  # the second of each is the one reported: the first pays the server's query planning
+        clock = time.perf_counter()
+        forgotten = memory.forget(uid)
+        forget_ms = 1000 * (time.perf_counter() - clock)
+        clock = time.perf_counter()
+        memory.restore(uid)
+        restore_ms = 1000 * (time.perf_counter() - clock)
+    row = {"mode": mode, "open_s": round(open_s, 3), "rss_mb_before_open": rss_before, "rss_mb_open": rss_open,
+           "rss_mb_after": _rss_mb(), "first_remember_ms": round(took[0], 1), "remember_ms": percentiles(took[1:]),
+           "forget_ms": round(forget_ms, 1), "restore_ms": round(restore_ms, 1),
+           "forget_entities": len(forgotten.entities), "derived_state_built": memory.engine.loaded,
+           "load_average": [round(x, 2) for x in os.getloadavg()]}
+    memory.close()
+    return row
+
+
+def forget_parity(store: str, documents: int, seed: int = 7) -> dict[str, Any]:
+    """Dry-run forgets of ``documents`` random stored documents, as a reader of every space and as an
+    ``org`` reader, answered in each read mode: how many answers are identical, and their cost."""
+    import random
+
+    import hippo
+    from hippo.embed import open_embedder
+    from hippo.store.neo4j import Neo4jStore
+
+    embedder = open_embedder(hippo.Settings())
+    opened = {mode: hippo.Memory(Neo4jStore.from_url(store), settings=hippo.Settings(neo4j_read=mode),
+                                 embedder=embedder) for mode in ("memory", "store")}
+    ids = [d.id for d in opened["memory"].store.find_documents(live=True, limit=1_000_000)]
+    picked = random.Random(seed).sample(ids, min(documents, len(ids)))
+    answers: dict[str, list[Any]] = {mode: [] for mode in opened}
+    took: dict[str, list[float]] = {mode: [] for mode in opened}
+    for uid in picked:
+        for spaces in (None, ["org"]):
+            for mode, memory in opened.items():
+                clock = time.perf_counter()
+                answers[mode].append(memory.forget(uid, dry_run=True, spaces=spaces).model_dump())
+                took[mode].append(1000 * (time.perf_counter() - clock))
+    for memory in opened.values():
+        memory.close()
+    return {"documents": len(picked), "answers": len(answers["store"]),
+            "identical": sum(a == b for a, b in zip(answers["memory"], answers["store"], strict=True)),
+            "with_synonyms_leaving": sum(a["edges"]["synonym"] > 0 for a in answers["memory"]),
+            "ms": {mode: percentiles(v) for mode, v in took.items()}}
+
+
+def writes_run(store: str, writes: int, modes: Sequence[str]) -> dict[str, Any]:
+    rows = []
+    for mode in modes:
+        log(f"writes: {mode} mode")
+        out = subprocess.run([sys.executable, __file__, "writes-child", "--store", store, "--mode", mode,
+                              "--writes", str(writes)], capture_output=True, text=True, check=False)
+        if out.returncode:
+            raise SystemExit(f"{mode} mode failed:\n{out.stderr[-3000:]}")
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    import hippo
+    from hippo.store.neo4j import Neo4jStore
+
+    opened = Neo4jStore.from_url(store)
+    try:
+        counts = opened.counts()
+    finally:
+        opened.close()
+    log("writes: dry-run forgets in both modes")
+    return {"run": "writes", "writes": writes, "store_counts": counts, "modes": {r["mode"]: r for r in rows},
+            "forget_parity": forget_parity(store, 200), "hippo": hippo.__version__, "machine": machine_info()}
+
+
 # -- several servers over one Neo4j --------------------------------------------------------
 
 
@@ -354,6 +451,26 @@ def render(runs: dict[str, Any]) -> str:
             m["latency_ms"]["p95"], m["errors"], m["start_s"], m.get("build_s", "–"),
             _per_process(m.get("rss_mb_built")), _per_process(m.get("rss_mb_after")),
             ", ".join(f"{x:.1f}" for x in m["load_average"])] for r in serve_rows for m in r["rows"]]), ""]
+    if "writes" in runs:
+        r = runs["writes"]
+        header = ["mode", "open s", "RSS before open MB", "RSS after open MB", "first remember ms",
+                  "remember p50 ms", "p95 ms", "forget ms", "restore ms", "RSS after MB", "derived state built", "load"]
+        counts = ", ".join(f"{v:,} {k}" for k, v in r["store_counts"].items())
+        parts += ["## Writes in each read mode", "", f"A fresh process per mode over a store of {counts}: "
+                  f"{r['writes']} remembers one at a time (p50/p95 of all but the first), then a forget and a "
+                  "restore of the first two (the second's times).", "",
+                  markdown_table(header, [[
+                      m["mode"], m["open_s"], m["rss_mb_before_open"], m["rss_mb_open"], m["first_remember_ms"],
+                      m["remember_ms"]["p50"],
+                      m["remember_ms"]["p95"], m["forget_ms"], m["restore_ms"], m["rss_mb_after"],
+                      m["derived_state_built"], ", ".join(f"{x:.1f}" for x in m["load_average"])]
+                      for m in r["modes"].values()]), ""]
+        f = r.get("forget_parity")
+        if f:
+            parts += [f"Dry-run forgets of {f['documents']} random documents, as a reader of every space and as an "
+                      f"`org` reader, in both modes: {f['identical']} of {f['answers']} answers identical "
+                      f"({f['with_synonyms_leaving']} take synonym edges out); p50 {f['ms']['store']['p50']:.0f} ms "
+                      f"store-side, {f['ms']['memory']['p50']:.0f} ms in process.", ""]
     if "visible" in runs:
         r = runs["visible"]
         line = (f"{r['writes']} remembers by a writer process, one at a time; the reader recalls until it finds "
@@ -398,6 +515,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     w.add_argument("--clients", type=int, default=8)
     w.add_argument("--requests", type=int, default=200)
     w.add_argument("--max-seconds", type=float, default=40.0)
+    for name in ("writes", "writes-child"):
+        r = sub.add_parser(name)
+        r.add_argument("--store", required=True)
+        r.add_argument("--writes", type=int, default=20)
+        r.add_argument("--mode", nargs="*", default=["store", "memory"])
     v = sub.add_parser("visible")
     v.add_argument("--store", required=True)
     v.add_argument("--writes", type=int, default=10)
@@ -410,6 +532,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                    args.max_seconds), args.out)
     elif args.command == "visible":
         save(visible(args.store, args.writes), args.out)
+    elif args.command == "writes":
+        save(writes_run(args.store, args.writes, args.mode), args.out)
+    elif args.command == "writes-child":
+        print(json.dumps(writes_child(args.store, args.mode[0], args.writes)))
     elif args.command == "speed":
         save(speed(args.size, args.store, args.queries, args.mode), args.out)
     else:

@@ -178,4 +178,3 @@ def neo4j_store(neo4j_server: dict[str, str], neo4j_wipe: Callable[[], None]) ->
     yield factory
     for store in opened:
         store.close()
-
