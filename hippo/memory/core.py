@@ -153,7 +153,7 @@ class Engine:
         """What a write plans on: the current derived state, or in store-side read mode the store."""
         if self.store_reads is not None:
             return StoreView(self.store, self.store_reads)
-        return LocalView(self.state)
+        return LocalView(self.state, self.store)
 
     def write(self, plan: Callable[[WriteView], Planned[T]], *, attempts: int = WRITE_ATTEMPTS,
               deadline: float = WRITE_DEADLINE, what: str | None = None) -> T:

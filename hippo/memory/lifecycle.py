@@ -135,10 +135,7 @@ def _unchanged(engine: Engine, record: DocumentRecord, passage: Passage, label: 
         batch = WriteBatch(documents=[record], expect_versions={record.id: record.version})
 
     def result(_: int) -> RememberResult:
-        vector = None
-        if engine.view().embedded(passage):
-            stored = engine.store.vectors([embed_hash(passage)])
-            vector = stored.get(embed_hash(passage))
+        vector = engine.view().vector_of(passage)
         return RememberResult(
             uid=record.id, custom_id=record.meta.get("custom_id"), action="reused" if reused else "unchanged",
             label=record.title, version=record.version, space=record.space, embedded=vector is not None,

@@ -39,8 +39,8 @@ class WriteView(Protocol):
     def near_passages(self, vector: np.ndarray, space: str, limit: int) -> list[tuple[str, float]]:
         """The live passages of ``space`` nearest to ``vector``: (id, cosine), best first."""
 
-    def embedded(self, passage: Passage) -> bool:
-        """Whether the stored passage has its vector."""
+    def vector_of(self, passage: Passage) -> np.ndarray | None:
+        """The stored passage's vector, None while it waits for one."""
 
     @property
     def unembedded(self) -> set[tuple[VectorKind, str]]:
@@ -62,8 +62,8 @@ def nearest_widening(search: Any, queries: np.ndarray, k: int, threshold: float)
 class LocalView:
     """The derived state, as a write reads it."""
 
-    def __init__(self, state: DerivedState) -> None:
-        self.state, self.revision = state, state.revision
+    def __init__(self, state: DerivedState, store: Store) -> None:
+        self.state, self.store, self.revision = state, store, state.revision
 
     def entity_neighbours(self, queries: np.ndarray, k: int, threshold: float) -> Neighbours:
         found = nearest_widening(lambda q, n: self.state.entities.search(q, n, near=True), queries, k, threshold)
@@ -80,8 +80,10 @@ class LocalView:
         (sims, vertices), = self.state.passages.search(vector, limit, code)
         return [(projection.record_ids[v], float(s)) for s, v in zip(sims.tolist(), vertices.tolist(), strict=True)]
 
-    def embedded(self, passage: Passage) -> bool:
-        return ("passage", passage.id) not in self.unembedded and passage.id in self.state.projection.vertex
+    def vector_of(self, passage: Passage) -> np.ndarray | None:
+        if ("passage", passage.id) in self.unembedded or passage.id not in self.state.projection.vertex:
+            return None
+        return self.store.vectors([embed_hash(passage)]).get(embed_hash(passage))
 
     @property
     def unembedded(self) -> set[tuple[VectorKind, str]]:
@@ -117,8 +119,8 @@ class StoreView:
         rows = self.reads.source(frozenset({space})).rows("passages", np.asarray(vector, dtype=np.float64), limit)
         return [(r[0], float(r[1])) for r in rows[0]]
 
-    def embedded(self, passage: Passage) -> bool:
-        return bool(self.store.vectors([embed_hash(passage)]))
+    def vector_of(self, passage: Passage) -> np.ndarray | None:
+        return self.store.vectors([embed_hash(passage)]).get(embed_hash(passage))
 
     @cached_property
     def unembedded(self) -> set[tuple[VectorKind, str]]:
