@@ -191,16 +191,22 @@ def _per_recall(before: dict[str, tuple[int, float]], after: dict[str, tuple[int
     return dict(sorted(rows.items(), key=lambda kv: -kv[1]["ms"]))
 
 
-def speed(size: int, store: str, queries: int, modes: Sequence[str]) -> dict[str, Any]:
-    rows = []
+def by_fresh_process(command: str, modes: Sequence[str], *args: str) -> dict[str, dict[str, Any]]:
+    """Each read mode measured by ``command`` in a process of its own (this script, a ``*-child``
+    command that prints its row as JSON), so no mode inherits another's memory or caches."""
+    rows = {}
     for mode in modes:
-        log(f"speed at {size}: {mode} mode")
-        out = subprocess.run([sys.executable, __file__, "speed-child", "--size", str(size), "--store", store,
-                              "--mode", mode, "--queries", str(queries)], capture_output=True, text=True, check=False)
+        log(f"{command}: {mode} mode")
+        out = subprocess.run([sys.executable, __file__, command, "--mode", mode, *args], capture_output=True,
+                             text=True, check=False)
         if out.returncode:
             raise SystemExit(f"{mode} mode failed:\n{out.stderr[-3000:]}")
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    by_mode = {r["mode"]: r for r in rows}
+        rows[mode] = json.loads(out.stdout.strip().splitlines()[-1])
+    return rows
+
+
+def speed(size: int, store: str, queries: int, modes: Sequence[str]) -> dict[str, Any]:
+    by_mode = by_fresh_process("speed-child", modes, "--size", str(size), "--store", store, "--queries", str(queries))
     ratio = None
     if {"memory", "store"} <= by_mode.keys():
         ratio = by_mode["store"]["recall_ms"]["p50"] / by_mode["memory"]["recall_ms"]["p50"]
@@ -330,14 +336,7 @@ def forget_parity(store: str, documents: int, seed: int = 7) -> dict[str, Any]:
 
 
 def writes_run(store: str, writes: int, modes: Sequence[str]) -> dict[str, Any]:
-    rows = []
-    for mode in modes:
-        log(f"writes: {mode} mode")
-        out = subprocess.run([sys.executable, __file__, "writes-child", "--store", store, "--mode", mode,
-                              "--writes", str(writes)], capture_output=True, text=True, check=False)
-        if out.returncode:
-            raise SystemExit(f"{mode} mode failed:\n{out.stderr[-3000:]}")
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    by_mode = by_fresh_process("writes-child", modes, "--store", store, "--writes", str(writes))
     import hippo
     from hippo.store.neo4j import Neo4jStore
 
@@ -347,7 +346,7 @@ def writes_run(store: str, writes: int, modes: Sequence[str]) -> dict[str, Any]:
     finally:
         opened.close()
     log("writes: dry-run forgets in both modes")
-    return {"run": "writes", "writes": writes, "store_counts": counts, "modes": {r["mode"]: r for r in rows},
+    return {"run": "writes", "writes": writes, "store_counts": counts, "modes": by_mode,
             "forget_parity": forget_parity(store, 200), "hippo": hippo.__version__, "machine": machine_info()}
 
 
