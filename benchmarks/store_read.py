@@ -25,6 +25,8 @@ entry per run name, kept across runs) and the whole file as
 - ``writes``: each mode in a fresh process over a loaded store: open, remembers one at a time, a
   forget and a restore; latencies, RSS, and whether the process built the derived state; then
   dry-run forgets of random documents in both modes, whose answers must be identical.
+- ``clues``: clue-guided recall (``expand=True``) of a loaded QA set in process (local push) and
+  store-side: how many questions get the same clues and hits, R@5 and what the clue step costs.
 - ``visible``: a writer process remembers; a store-side reader in this process recalls until it
   finds each write: the lag from commit to found.
 """
@@ -71,24 +73,38 @@ def _round_trips(memory: Any) -> int:
 # -- quality ---------------------------------------------------------------------------
 
 
-def quality(dataset_name: str, store: str, limit: int | None) -> dict[str, Any]:
+def _questions(dataset_name: str, limit: int | None) -> tuple[Any, list[Any], Any]:
+    """The set, its first ``limit`` questions and an embedder that embeds each text once for every mode."""
     import hippo
     from benchmarks.quality import CachedEmbedder
     from hippo.datasets import load_dataset
     from hippo.embed import open_embedder
-    from hippo.evaluation import recall_at
-    from hippo.store.neo4j import Neo4jStore
 
     root = Path(os.environ.get("HIPPO_DATASETS", RESULTS.parent.parent / "shared" / "datasets"))
     dataset = load_dataset(root / dataset_name)
     questions = dataset.questions[:limit] if limit else dataset.questions
-    embedder = CachedEmbedder(open_embedder(hippo.Settings()))
-    modes = {"memory": {}, "memory-push": {"ppr_solver": "push"}, "store": {"neo4j_read": "store"}}
+    return dataset, questions, CachedEmbedder(open_embedder(hippo.Settings()))
+
+
+def _open(store: str, modes: dict[str, dict[str, Any]], embedder: Any) -> dict[str, tuple[Any, float]]:
+    """Each mode (its settings) opened on the one database: (memory, seconds to open)."""
+    import hippo
+    from hippo.store.neo4j import Neo4jStore
+
     opened = {}
     for name, extra in modes.items():
         clock = time.perf_counter()
         opened[name] = (hippo.Memory(Neo4jStore.from_url(store), settings=hippo.Settings(**extra), embedder=embedder),
                         time.perf_counter() - clock)
+    return opened
+
+
+def quality(dataset_name: str, store: str, limit: int | None) -> dict[str, Any]:
+    from hippo.evaluation import recall_at
+
+    dataset, questions, embedder = _questions(dataset_name, limit)
+    modes = {"memory": {}, "memory-push": {"ppr_solver": "push"}, "store": {"neo4j_read": "store"}}
+    opened = _open(store, modes, embedder)
     hits: dict[str, list[list[str]]] = {name: [] for name in modes}
     recall: dict[str, dict[int, list[float]]] = {name: {2: [], 5: []} for name in [*modes, "dense", "bm25"]}
     latency: dict[str, list[float]] = {name: [] for name in modes}
@@ -127,6 +143,47 @@ def quality(dataset_name: str, store: str, limit: int | None) -> dict[str, Any]:
         "round_trips": percentiles(trips), "open_s": {name: round(s, 2) for name, (_, s) in opened.items()},
         "machine": machine_info(),
     }
+    for memory, _ in opened.values():
+        memory.close()
+    return row
+
+
+def clues(dataset_name: str, store: str, limit: int | None) -> dict[str, Any]:
+    """Clue-guided recall (``expand=True``, offline clue sources) in process (local push) and store-side
+    on one database: how often the clues and hits are the same, and what each costs."""
+    from hippo.evaluation import recall_at
+
+    dataset, questions, embedder = _questions(dataset_name, limit)
+    opened = _open(store, {"memory": {"ppr_solver": "push"}, "store": {"neo4j_read": "store"}}, embedder)
+    same = {"plain clues": 0, "clues": 0, "clues where plain clues are": 0, "hits": 0}
+    recall: dict[str, list[float]] = {}
+    took: dict[str, list[float]] = {}
+    overlaps = []
+    for i, q in enumerate(questions):
+        gold = dataset.gold_document_ids(q)
+        embedder.encode([q.question])
+        plain, guided = {}, {}
+        for name, (memory, _) in opened.items():
+            plain[name] = [(c.query, c.kind) for c in memory.recall(q.question, n=8, k=HITS).clues]
+            result = memory.recall(q.question, n=8, k=HITS, expand=True)
+            guided[name] = result
+            recall.setdefault(f"{name} R@5", []).append(recall_at(result.hits, gold, 5))
+            took.setdefault(f"{name} recall", []).append(_latency(result))
+            took.setdefault(f"{name} clue step", []).append(1000 * result.timings.get("clues", 0.0))
+        a, b = ([(c.query, c.kind, c.grounded, c.passage_ids) for c in guided[m].clues] for m in opened)
+        same["plain clues"] += plain["memory"] == plain["store"]
+        same["clues"] += a == b
+        same["clues where plain clues are"] += a == b and plain["memory"] == plain["store"]
+        x, y = ([h.id for h in guided[m].hits] for m in opened)
+        same["hits"] += x == y
+        overlaps.append(len(set(x) & set(y)) / max(1, len(x)))
+        if i % 20 == 0:
+            log(f"{dataset_name} clues: {i + 1}/{len(questions)}")
+    row = {"run": f"clues {dataset_name}", "dataset": dataset_name, "questions": len(questions), "identical": same,
+           "overlap_at_10": float(np.mean(overlaps)),
+           "recall": {k: 100 * float(np.mean(v)) for k, v in recall.items()},
+           "latency_ms": {k: percentiles(v) for k, v in took.items()},
+           "derived_state_built": opened["store"][0].engine.loaded, "machine": machine_info()}
     for memory, _ in opened.values():
         memory.close()
     return row
@@ -424,6 +481,19 @@ def render(runs: dict[str, Any]) -> str:
             r["recall"]["store"]["R@5"], r["recall"]["dense"]["R@5"], r["recall"]["bm25"]["R@5"],
             r["latency_ms"]["store"]["p50"], r["latency_ms"]["memory"]["p50"], r["round_trips"]["p50"],
             ", ".join(f"{x:.1f}" for x in r["machine"]["load_average"])] for r in quality_rows]), ""]
+    clue_rows = [r for r in runs.values() if r["run"].startswith("clues")]
+    if clue_rows:
+        header = ["set", "q", "plain clues identical", "guided clues identical (of those)", "guided hits identical",
+                  "overlap@10", "R@5 mem / store", "clue step p50 mem / store ms", "guided recall p50 mem / store ms",
+                  "store built the graph", "load"]
+        parts += ["## Clue-guided recall (`expand=True`) in each mode", "", markdown_table(header, [[
+            r["dataset"], r["questions"], r["identical"]["plain clues"],
+            f"{r['identical']['clues']} ({r['identical']['clues where plain clues are']})", r["identical"]["hits"],
+            f"{r['overlap_at_10']:.3f}", f"{r['recall']['memory R@5']:.1f} / {r['recall']['store R@5']:.1f}",
+            f"{r['latency_ms']['memory clue step']['p50']:.0f} / {r['latency_ms']['store clue step']['p50']:.0f}",
+            f"{r['latency_ms']['memory recall']['p50']:.0f} / {r['latency_ms']['store recall']['p50']:.0f}",
+            r["derived_state_built"], ", ".join(f"{x:.1f}" for x in r["machine"]["load_average"])]
+            for r in clue_rows]), ""]
     speed_rows = [r for r in runs.values() if r["run"].startswith("speed")]
     if speed_rows:
         header = ["passages", "mode", "open s", "RSS after open MB", "RSS after recalls MB", "recall p50 ms",
@@ -500,6 +570,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     q.add_argument("--dataset", default="hipporag_musique_train100")
     q.add_argument("--store", required=True)
     q.add_argument("--limit", type=int, default=None, help="first N questions only")
+    c = sub.add_parser("clues")
+    c.add_argument("--dataset", default="hipporag_2wiki_tune500")
+    c.add_argument("--store", required=True)
+    c.add_argument("--limit", type=int, default=100, help="first N questions only")
     for name in ("speed", "speed-child"):
         s = sub.add_parser(name)
         s.add_argument("--size", type=int, required=True)
@@ -526,6 +600,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.command == "quality":
         save(quality(args.dataset, args.store, args.limit), args.out)
+    elif args.command == "clues":
+        save(clues(args.dataset, args.store, args.limit), args.out)
     elif args.command == "serve":
         save(serve(args.dataset, args.store, args.processes, args.mode, args.clients, args.requests,
                    args.max_seconds), args.out)

@@ -181,7 +181,52 @@ def test_opening_in_store_mode_builds_no_derived_state(server: dict[str, str], e
         assert memory.store_reads is not None and not memory.engine.loaded
         result = memory.recall(QUESTIONS[0])
         assert result.hits and not memory.engine.loaded
-        assert "off in store-side read mode" in (memory.recall(QUESTIONS[0], expand=True).note or "")
+
+
+def test_clue_expansion_reads_the_store(server: dict[str, str], embedder: Any):
+    """MemoRAG clue expansion store-side: the facts around the seeds and the clues' passage searches
+    come from Neo4j, and a clue-guided recall gives the clues (texts, kinds, grounding, passages) and
+    hits the in-process one gives, for a reader of everything and of one small space, with no
+    derived state built."""
+    local = _memory(server, embedder, ppr_solver="push")
+    remote = _memory(server, embedder, neo4j_read="store")
+    try:
+        around = same = 0
+        for q in QUESTIONS:
+            v = embedder.encode([q])[0]
+            with local.reading() as state:
+                mine, theirs = LocalSource(state, local.store, None), remote.store_reads.source(None)
+                [(_, near)] = mine.nearest_entities(v[None], 3)
+                entities = mine.record_ids(near.tolist())
+                found = []
+                for source in (mine, theirs):
+                    handles = source.nodes(entities)
+                    rows, scores = source.facts_around(v, np.array([handles[e] for e in entities]), 8, [])
+                    found.append((source.fact_ids(rows.tolist()), scores))
+                    [(_, passages)] = source.search_passages(v[None], 3)
+                    found.append(source.record_ids(passages.tolist()))
+                assert found[0][0] == found[2][0], q
+                np.testing.assert_allclose(found[0][1], found[2][1], atol=1e-5)
+                assert found[1] == found[3], q
+                around += len(found[0][0])
+            for spaces in (None, [SMALL_SPACE]):
+                a, b = (m.recall(q, n=8, k=10, expand=True, spaces=spaces) for m in (local, remote))
+                plain = [[h.id for h in m.recall(q, n=8, k=10, spaces=spaces).hits] for m in (local, remote)]
+                if plain[0] != plain[1]:  # the walks may differ by a little (the first test): so may the rest
+                    continue
+                assert [c.model_dump(exclude={"weight"}) for c in a.clues] == \
+                    [c.model_dump(exclude={"weight"}) for c in b.clues], (q, spaces)
+                assert [c.weight for c in a.clues] == pytest.approx([c.weight for c in b.clues], abs=1e-5)
+                assert [h.id for h in a.hits] == [h.id for h in b.hits], (q, spaces)
+                same += 1
+        assert around > len(QUESTIONS), "the questions' entities have facts around them"
+        assert same >= len(QUESTIONS), same
+        neighbours = [c for q in QUESTIONS for c in remote.recall(q, n=8, expand=True).clues if c.kind == "neighbour"]
+        assert neighbours and all(c.passage_ids for c in neighbours)
+        assert not remote.engine.loaded
+    finally:
+        local.close()
+        remote.close()
 
 
 WRITER = """

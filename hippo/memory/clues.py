@@ -32,13 +32,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hippo.config import Settings
-from hippo.graph.edges import RELATION
 from hippo.graph.scoring import top_distinct
-from hippo.graph.view import GraphView
 from hippo.ids import entity_id
 from hippo.memory.recall import RankedPassages
-from hippo.memory.source import LocalSource, RecallSource
-from hippo.memory.state import DerivedState
+from hippo.memory.source import RecallSource
 from hippo.models import Clue
 from hippo.text import normalize
 
@@ -142,36 +139,26 @@ def fact_candidates(ranked: RankedPassages) -> list[Candidate]:
             for c in ranked.clues if c.kind == "fact" and c.query]
 
 
-def neighbour_candidates(ranked: RankedPassages, state: DerivedState, view: GraphView, source: RecallSource,
-                         limit: int) -> list[Candidate]:
+def neighbour_candidates(ranked: RankedPassages, source: RecallSource, limit: int) -> list[Candidate]:
     """Facts around the strongest seeds that recall did not keep, closest to the query first:
     the next hop a multi-hop question may need."""
     q = ranked.query_vector
-    if q is None or not ranked.seeds or not len(state.facts) or limit <= 0:
+    if q is None or not ranked.seeds or not source.fact_total() or limit <= 0:
         return []
-    seeds = {s.id for s in ranked.seeds[:NEIGHBOUR_SEEDS]}
-    kept = set(ranked.kept_facts)
-    p = state.projection
-    seed_vertices = np.array([p.vertex[sid] for sid in seeds if sid in p.vertex], dtype=np.int64)
-    owners, columns = view.entries(seed_vertices)  # the reader's relation edges at the seeds
-    relation = columns["kinds"] == RELATION
-    candidates = {int(row) for via in np.unique(columns["via"][relation]).tolist()
-                  for row in p.facts_of(int(via)).tolist()}
-    rows = np.array(sorted(r for r in candidates if r not in kept
-                           and (p.fact_subject[r] in seed_vertices or p.fact_object[r] in seed_vertices)
-                           and state.facts.has(np.array([r]))[0]), dtype=np.int64)
+    seeds = source.nodes([s.id for s in ranked.seeds[:NEIGHBOUR_SEEDS]])
+    rows, scores = source.facts_around(q, np.fromiter(seeds.values(), dtype=np.int64, count=len(seeds)),
+                                       limit * 4, ranked.kept_facts)
     if not len(rows):
         return []
-    scores = state.facts.scores(q, rows)
-    chosen = top_distinct(scores, state.facts.key_of(rows).tolist(), limit, depth=limit * 4)
-    ids = [state.fact_ids[int(rows[i])] for i in chosen]
+    chosen = top_distinct(scores, source.fact_keys(rows).tolist(), limit, depth=limit * 4)
+    ids = source.fact_ids(rows[chosen].tolist())
     texts = source.fact_texts(ids)
     out = []
     for i, fid in zip(chosen, ids, strict=True):
-        subject, obj, _ = state.fact_ends[int(rows[i])]
+        ends = source.record_ids(source.fact_ends(int(rows[i])))
         if fid in texts:
             out.append(Candidate(text=texts[fid], kind="neighbour", weight=round(float(scores[i]), 6),
-                                 seed_ids=[e for e in (subject, obj) if e in seeds], grounded=True))
+                                 seed_ids=[e for e in ends if e in seeds], grounded=True))
     return out
 
 
@@ -221,13 +208,13 @@ class ClueExpander:
         self._phrases = phrases
         self._writer = writer
 
-    def expand(self, query: str, ranked: RankedPassages, source: LocalSource, *, n: int) -> RankedPassages:
-        """Recall's result with checked clues added; reads the in-process state (``source.state``)."""
+    def expand(self, query: str, ranked: RankedPassages, source: RecallSource, *, n: int) -> RankedPassages:
+        """Recall's result with checked clues added; reads what it checks through the recall's ``source``
+        (in process or store-side)."""
         if ranked.strategy == "empty":
             return ranked
         s = self.settings
         clock = time.perf_counter()
-        state, view = source.state, source.view
         notes = list(ranked.notes)
         generated: list[Candidate] = []
         if self._writer is not None:
@@ -238,13 +225,13 @@ class ClueExpander:
                                        weight=1.0) for text, kind in self._writer(query, entities, facts, n)]
             except Exception as exc:  # the optional step failed: the offline sources still run
                 notes.append(f"clue writer unavailable ({type(exc).__name__}): offline clue sources only")
-        offline = alternate(fact_candidates(ranked), neighbour_candidates(ranked, state, view, source, n))
+        offline = alternate(fact_candidates(ranked), neighbour_candidates(ranked, source, n))
         entity_clues = [Candidate(text=c.query or "", kind="entity", weight=c.weight or 0.0,
                                   seed_ids=list(c.seed_ids), grounded=True)
                         for c in ranked.clues if c.kind == "entity"]
         candidates = screen(query, [*generated, *offline, *entity_clues])
-        self._ground(candidates, state, view)
-        self._retrieve(candidates, ranked, state, view)
+        self._ground(candidates, source)
+        self._retrieve(candidates, ranked, source)
 
         clues: list[Candidate] = [candidates[0]]
         for candidate in candidates[1:]:
@@ -267,53 +254,46 @@ class ClueExpander:
         dense = dict(ranked.dense)
         missing = [pid for pid, _ in ranking if pid not in dense]
         if missing and ranked.query_vector is not None:
-            vertex = state.projection.vertex
-            known = [pid for pid in missing if pid in vertex]
-            cosines = state.passages.scores(ranked.query_vector, np.array([vertex[pid] for pid in known], dtype=int))
+            known = source.nodes(missing)
+            cosines = source.passage_cosines(ranked.query_vector,
+                                             np.fromiter(known.values(), dtype=np.int64, count=len(known)))
             dense.update({pid: float(c) for pid, c in zip(known, cosines.tolist(), strict=True) if np.isfinite(c)})
         timings = dict(ranked.timings)
         timings["clues"] = time.perf_counter() - clock
         return replace(ranked, ranking=ranking, dense=dense, clues=[_clue(c) for c in clues], notes=notes,
                        timings=timings)
 
-    def _ground(self, candidates: list[Candidate], state: DerivedState, view: GraphView) -> None:
+    def _ground(self, candidates: list[Candidate], source: RecallSource) -> None:
         """Mark each unchecked candidate grounded (every thing it names is a visible entity, by
         name or by an embedding at least ``clue_ground_similarity`` close) or not. A candidate
         naming nothing stays ``None``."""
         unchecked = [c for c in candidates if c.grounded is None]
         named = {id(c): self._phrases(c.text) for c in unchecked}
-        vertex = state.projection.vertex
-        unknown: list[str] = []
-        found: dict[str, bool] = {}
-        for phrases in named.values():
-            for phrase in phrases:
-                v = vertex.get(entity_id(normalize(phrase)))
-                found[phrase] = v is not None and view.passage_count[v] > 0
-                if not found[phrase]:
-                    unknown.append(phrase)
-        unknown = list(dict.fromkeys(unknown))
-        if unknown and len(state.entities):
-            nearest = state.entities.search(self._embed(unknown), 1, view.codes)  # visible entities only
+        phrases = list(dict.fromkeys(p for found in named.values() for p in found))
+        ids = {phrase: entity_id(normalize(phrase)) for phrase in phrases}
+        visible = source.nodes(list(dict.fromkeys(ids.values())))  # entities a visible passage mentions
+        found = {phrase: ids[phrase] in visible for phrase in phrases}
+        unknown = [phrase for phrase in phrases if not found[phrase]]
+        if unknown and source.entity_total():
+            nearest = source.nearest_entities(self._embed(unknown), 1)  # visible entities only
             for phrase, (similarity, _) in zip(unknown, nearest, strict=True):
                 found[phrase] = bool(len(similarity) and similarity[0] >= self.settings.clue_ground_similarity)
         for candidate in unchecked:
-            phrases = named[id(candidate)]
-            candidate.grounded = all(found.get(p, False) for p in phrases) if phrases else None
+            names = named[id(candidate)]
+            candidate.grounded = all(found.get(p, False) for p in names) if names else None
 
-    def _retrieve(self, candidates: list[Candidate], ranked: RankedPassages, state: DerivedState,
-                  view: GraphView) -> None:
+    def _retrieve(self, candidates: list[Candidate], ranked: RankedPassages, source: RecallSource) -> None:
         """The passages each clue finds: dense top ``clue_passages`` among visible passages; the
         query's are plain recall's own."""
         per_clue = self.settings.clue_passages
         candidates[0].passages = ranked.ranking[:per_clue]
         searches = [c for c in candidates[1:] if c.kind != "entity"]
-        if not searches or not view.passage_total:
+        if not searches or not source.passage_total:
             return
-        ids = state.projection.record_ids
-        found = state.passages.search(self._embed([c.text for c in searches]), per_clue, view.codes)
-        for candidate, (sims, vertices) in zip(searches, found, strict=True):
-            candidate.passages = [(ids[v], round(float(c), 6)) for c, v in zip(sims.tolist(), vertices.tolist(),
-                                                                               strict=True)
+        found = source.search_passages(self._embed([c.text for c in searches]), per_clue)
+        for candidate, (sims, nodes) in zip(searches, found, strict=True):
+            candidate.passages = [(pid, round(float(c), 6))
+                                  for c, pid in zip(sims.tolist(), source.record_ids(nodes.tolist()), strict=True)
                                   if c >= self.settings.clue_min_similarity]
 
 

@@ -228,10 +228,7 @@ class Memory:
         with self.engine.source(space_set(spaces)) as source:
             ranked = self._recaller.rank(query, source, n=n, k=k)
             if self.settings.clue_expand if expand is None else expand:
-                if isinstance(source, LocalSource):
-                    ranked = self._expander.expand(query, ranked, source, n=n)
-                else:
-                    ranked.notes.append(_NO_EXPANSION)
+                ranked = self._expander.expand(query, ranked, source, n=n)
             hits = recall_hits(ranked, source, self.store, k=k, token_budget=token_budget)
         ranked.timings["total"] = time.perf_counter() - clock
         note = "; ".join(x for x in (_NOTES.get(ranked.strategy), *ranked.notes) if x) or None
@@ -375,9 +372,6 @@ class Memory:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.encode(texts)
 
-
-_NO_EXPANSION = ("clue expansion is off in store-side read mode (HIPPO_NEO4J_READ=store): it reads the "
-                 "in-process graph")
 
 _NOTES = {
     "empty": "memory holds no passage: nothing to recall yet; the query itself is the only clue",

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hippo.graph.edges import RELATION
 from hippo.graph.ppr import Neighbours, SparseScores
 from hippo.graph.scoring import Readout
 from hippo.graph.view import GraphView, Solver
@@ -112,6 +113,15 @@ class RecallSource(Protocol):
     def nearest_entities(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """(cosines, entity nodes) per query row."""
 
+    def search_passages(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(cosines, passage nodes) per query row: ``nearest_passages`` without the floor."""
+
+    def facts_around(self, q: np.ndarray, entities: np.ndarray, k: int,
+                     exclude: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` visible facts with an end among ``entities`` (none from an entity to itself) closest
+        to ``q``, other than the rows ``exclude``: (fact rows, cosines), best first. Facts without a
+        vector are left out."""
+
     def passage_cosines(self, q: np.ndarray, passages: np.ndarray) -> np.ndarray: ...
 
     def fact_cosines(self, q: np.ndarray, rows: np.ndarray) -> np.ndarray: ...
@@ -160,8 +170,7 @@ class RecallSource(Protocol):
 class LocalSource:
     """``RecallSource`` over the engine's in-process derived state (read inside ``Engine.reading``).
 
-    ``state`` and ``view`` stay open to the in-process steps that have no
-    store-side form yet (clue expansion).
+    ``state`` and ``view`` are the engine's: in-process callers (plain retrieval) read them.
     """
 
     def __init__(self, state: DerivedState, store: Store, spaces: Spaces) -> None:
@@ -234,6 +243,24 @@ class LocalSource:
 
     def nearest_entities(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         return self.state.entities.search(queries, k, self.view.codes)
+
+    def search_passages(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        return self.state.passages.search(queries, k, self.view.codes)
+
+    def facts_around(self, q: np.ndarray, entities: np.ndarray, k: int,
+                     exclude: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        p, ends, left_out = self.state.projection, set(np.asarray(entities).tolist()), set(exclude)
+        _, columns = self.view.entries(np.asarray(entities, dtype=np.int64))  # the reader's relation edges
+        passages = np.unique(columns["via"][columns["kinds"] == RELATION]).tolist()
+        rows = np.array(sorted({r for via in passages for r in p.facts_of(int(via)).tolist()
+                                if r not in left_out and p.fact_subject[r] != p.fact_object[r]
+                                and (p.fact_subject[r] in ends or p.fact_object[r] in ends)}), dtype=np.int64)
+        rows = rows[self.state.facts.has(rows)] if len(rows) else rows
+        if not len(rows):
+            return rows, np.zeros(0, dtype=np.float32)
+        scores, ids = self.state.facts.scores(q, rows), [self.state.fact_ids[r] for r in rows.tolist()]
+        best = np.lexsort((ids, -scores))[:k]  # ties (one triple read twice) by id, as the store orders them
+        return rows[best], scores[best]
 
     def passage_cosines(self, q: np.ndarray, passages: np.ndarray) -> np.ndarray:
         return self.state.passages.scores(q, passages)

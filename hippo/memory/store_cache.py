@@ -8,6 +8,7 @@ they point to, at one store revision (moved to the next without what its writes 
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -16,6 +17,8 @@ import numpy as np
 
 from hippo.columns import Column
 from hippo.errors import StoreError
+from hippo.graph.edges import MENTION, RELATION, SYNONYM
+from hippo.store.neo4j.reader import Edges
 
 
 class Names:
@@ -239,6 +242,26 @@ class EdgeCache:
             runs = self.runs
             return (runs.length[names], runs.targets.values[at], runs.weights.values[at], runs.kinds.values[at],
                     self.totals.values[at], self.strength[names], self.passages[names])
+
+
+def edge_runs(names: Names, owners: np.ndarray, found: dict[str, Edges], mention_weight: float,
+              relation_weight: float) -> tuple[np.ndarray, ...]:
+    """The edges read for ``owners`` (``names`` integers) as ``EdgeCache.add`` takes them: targets as
+    ``names`` integers, weighted as in process (relation and mention weights, synonym scores)."""
+    empty = Edges([], [], [], [], [])
+    edges = [found.get(names.ids[n], empty) for n in owners.tolist()]
+    counts = np.array([(len(e.entities), len(e.passages), len(e.relations), len(e.synonyms)) for e in edges],
+                      dtype=np.int64).reshape(-1, 4)
+    part = np.repeat(np.tile(np.arange(4), len(edges)), counts.ravel())  # 0-3: the four lists of Edges
+    targets = names.of(
+        list(itertools.chain.from_iterable(
+            itertools.chain(e.entities, e.passages, e.relations, (o for o, _ in e.synonyms)) for e in edges)),
+        part == 1)
+    weights = np.array([mention_weight, mention_weight, relation_weight, 0.0])[part]
+    weights[part == 3] = [w for e in edges for _, w in e.synonyms]
+    kinds = np.array([MENTION, MENTION, RELATION, SYNONYM], dtype=np.int8)[part]
+    totals = np.array([np.nan if x is None else x for e in edges for x in e.strengths], dtype=np.float64)
+    return counts.sum(axis=1), targets, weights, kinds, totals, counts[:, 1]
 
 
 class ReaderCache:

@@ -28,24 +28,22 @@ through a ``hippo.store.neo4j.reader.Neo4jReader``:
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
 from scipy import sparse
 
-from hippo.graph.edges import MENTION, RELATION, SYNONYM
 from hippo.graph.ppr import Neighbours, SparseScores, Transition, power_pagerank, push_pagerank
 from hippo.graph.scoring import Readout, passage_mass
 from hippo.graph.view import Solver
 from hippo.memory.ahead import Ahead
 from hippo.memory.names import surface_form
 from hippo.memory.source import Nearest
-from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache
+from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache, edge_runs
 from hippo.memory.store_words import keyword_scores, start_keyword_reads, title_seeds
 from hippo.store import Store
 from hippo.store.base import Spaces
-from hippo.store.neo4j.reader import FIRST_FETCH, FLOOR_FETCH, Edges, Neo4jReader, Statistics
+from hippo.store.neo4j.reader import FIRST_FETCH, FLOOR_FETCH, Neo4jReader, Statistics
 
 
 class StoreSource:
@@ -135,7 +133,7 @@ class StoreSource:
             found = self.reader.neighbours([ids[n] for n in ask[passage].tolist()],
                                            [ids[n] for n in ask[~passage].tolist()],
                                            mention_weight=self.mention_weight, relation_weight=self.relation_weight)
-            self._edges.add(ask, *self._runs(ask, found))
+            self._edges.add(ask, *edge_runs(t.names, ask, found, self.mention_weight, self.relation_weight))
         lengths, targets, weights, kinds, totals, strength, passages = self._edges.gather(names)
         # one lookup for every target of the wave; handles are still numbered in the order met
         handles = t.of_names(targets)
@@ -148,24 +146,6 @@ class StoreSource:
             self._total = np.concatenate([self._total, np.full(grow, np.nan)])
         self._strength[missing] = strength
         self._total[handles] = totals  # learnt from the edges this recall read: the same with a cold cache
-
-    def _runs(self, names: np.ndarray, found: dict[str, Edges]) -> tuple[np.ndarray, ...]:
-        """The edges read for ``names`` as ``EdgeCache.add`` takes them: targets as the reader's
-        ``Names``, weighted as in process (relation and mention weights, synonym scores)."""
-        ids, empty = self.table.names.ids, Edges([], [], [], [], [])
-        edges = [found.get(ids[n], empty) for n in names.tolist()]
-        counts = np.array([(len(e.entities), len(e.passages), len(e.relations), len(e.synonyms)) for e in edges],
-                          dtype=np.int64).reshape(-1, 4)
-        part = np.repeat(np.tile(np.arange(4), len(edges)), counts.ravel())  # 0-3: the four lists of Edges
-        targets = self.table.names.of(
-            list(itertools.chain.from_iterable(
-                itertools.chain(e.entities, e.passages, e.relations, (o for o, _ in e.synonyms)) for e in edges)),
-            part == 1)
-        weights = np.array([self.mention_weight, self.mention_weight, self.relation_weight, 0.0])[part]
-        weights[part == 3] = [w for e in edges for _, w in e.synonyms]
-        kinds = np.array([MENTION, MENTION, RELATION, SYNONYM], dtype=np.int8)[part]
-        totals = np.array([np.nan if x is None else x for e in edges for x in e.strengths], dtype=np.float64)
-        return counts.sum(axis=1), targets, weights, kinds, totals, counts[:, 1]
 
     def mentions(self, passage: int) -> np.ndarray:
         if not self.table.passage[passage]:
@@ -319,6 +299,22 @@ class StoreSource:
             self._want_counts.update(handles.tolist())
             out.append((np.array([r[1] for r in found], dtype=np.float32), handles))
         return out
+
+    def search_passages(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        queries = np.atleast_2d(np.asarray(queries, dtype=np.float64))
+        if self._exact:
+            found = [self.reader.exact("passages", x, k)[0] for x in queries]
+        else:
+            found = self.reader.nearest("passages", queries, [k] * len(queries), least=[FLOOR_FETCH] * len(queries))
+        return [(np.array([r[1] for r in rows], dtype=np.float32), self.table.handles([r[0] for r in rows], True))
+                for rows in found]
+
+    def facts_around(self, q: np.ndarray, entities: np.ndarray, k: int,
+                     exclude: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        found = self.reader.facts_around(self.record_ids(np.asarray(entities).tolist()), q, k,
+                                         exclude=self.fact_ids(exclude))
+        return (np.array([self._fact(*r[:5]) for r in found], dtype=np.int64),
+                np.array([r[5] for r in found], dtype=np.float32))
 
     def passage_cosines(self, q: np.ndarray, passages: np.ndarray) -> np.ndarray:
         known = self._cosines.setdefault(np.asarray(q, np.float32).tobytes(), {})
