@@ -42,6 +42,7 @@ def _story(memory: Memory, corpus: list[dict]) -> dict[str, Any]:
     said["forget"] = memory.forget(doc).model_dump()
     said["forget_memory"] = memory.forget(said["remember"][2]["uid"], spaces=[ANN]).model_dump()
     said["restore"] = memory.restore(doc).model_dump()
+    said["graph_stats"] = memory.graph_stats()  # in process: the projection the writes kept up to date
     graph = memory.store.load_graph()
     said["graph"] = {"passages": sorted(graph.passages), "entities": sorted(graph.entities),
                      "facts": sorted(graph.facts), "mentions": sorted(graph.mentions),

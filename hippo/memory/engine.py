@@ -365,7 +365,9 @@ class Memory:
                                     lambda: count_text_form(self.engine, self.store, readable))
 
     def graph_stats(self) -> dict[str, int]:
-        """Vertex and edge counts of the in-process projection, by kind."""
+        """Vertex and edge counts of the walk graph, by kind (store-side: counted in the store)."""
+        if self._store_reads is not None:
+            return self._store_reads.graph_stats()
         with self.reading() as state:
             return state.projection.stats()
 

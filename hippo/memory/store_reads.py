@@ -87,6 +87,10 @@ class StoreReads:
             live = self._live = (revision, self.store.live_spaces())  # type: ignore[attr-defined]
         return live[1]
 
+    def graph_stats(self) -> dict[str, int]:
+        """``Projection.stats`` of the graph in the store, counted there."""
+        return self.store.graph_counts()  # type: ignore[attr-defined]
+
     def source(self, spaces: Spaces) -> StoreSource:
         s = self.settings
         reader = self.store.reader(spaces, max_fetch=s.neo4j_read_fetch,  # type: ignore[attr-defined]

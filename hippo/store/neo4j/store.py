@@ -226,6 +226,11 @@ class Neo4jStore(Neo4jEmbeddings):
         return {key: int(row[key]) for key in
                 ("documents", "passages", "entities", "facts", "mentions", "synonyms")}
 
+    def graph_counts(self) -> dict[str, int]:
+        """Vertices, live passages, entities and edges by kind, as ``Projection.stats`` counts them."""
+        [row] = self.db.read("graph_counts", "counting the graph")
+        return {key: int(value) for key, value in row.items()}
+
     def close(self) -> None:
         self.db.close()
 
