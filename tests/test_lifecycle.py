@@ -187,6 +187,24 @@ def test_a_failing_encoder_is_retried_in_the_background_and_after_a_restart(embe
         reopened.close()
 
 
+def test_a_backlog_larger_than_one_write_is_embedded_in_one_pass(embedder, tmp_path):
+    """Records left without vectors by many writes during an outage: one background pass embeds all
+    of them, a write at a time, and each is then found by meaning."""
+    failing = _SlowEmbedder(embedder, failures=1_000_000)
+    places = ["attic", "cellar", "garage", "porch", "shed", "barn", "loft", "pantry", "study", "hall"]
+    with Memory(SQLiteStore(tmp_path / "backlog.db"), embedder=failing) as memory:
+        uids = [memory.remember(f"Tobin Vale number {i} stores the {places[i % 10]} key with Mirela Quist {i}.").uid
+                for i in range(60)]
+        waiting = len(memory.engine.view().unembedded)
+        assert waiting > 256, waiting  # more than one background write holds
+        failing.failures = 0
+        assert memory.wait_embedded(timeout=60)
+        assert not memory.engine.view().unembedded
+        for i in (0, 59):
+            found = memory.retrieve(f"Tobin Vale number {i} stores the {places[i % 10]} key", mode="dense", k=5)
+            assert uids[i] in [h.doc_id for h in found]
+
+
 # -- concurrency -------------------------------------------------------------------------
 
 

@@ -41,7 +41,7 @@ from hippo.memory.retry import WRITE_ATTEMPTS, WRITE_DEADLINE, write_attempts
 from hippo.memory.source import LocalSource, RecallSource
 from hippo.memory.state import DerivedState
 from hippo.memory.store_reads import StoreReads
-from hippo.memory.write_view import LocalView, StoreView, WriteView
+from hippo.memory.write_view import LocalView, StoreView, WriteView, record_kind
 from hippo.models import Entity, Fact, Passage
 from hippo.store import Store, WriteBatch
 from hippo.store.base import Spaces
@@ -220,27 +220,29 @@ class Engine:
         return self._background.idle.wait(timeout) and not self.view().unembedded
 
     def _embed_pending(self, limit: int = 256) -> bool:
-        """Embed records written without vectors; True when none are left."""
-        pending = sorted(self.view().unembedded)[:limit]
-        if not pending:
-            return True
-        by_kind = {kind: [rid for k, rid in pending if k == kind] for kind in ("passage", "entity", "fact")}
+        """Embed every record written without a vector, ``limit`` to a write; True when done. Store-side,
+        listing them scans every record, so a pass lists them once: a write that times out meanwhile
+        wakes the next pass."""
+        every = sorted(self.view().unembedded)
+        for start in range(0, len(every), limit):
+            self._embed_records(every[start : start + limit])
+        return True
+
+    def _embed_records(self, keys: list[tuple[str, str]]) -> None:
+        by_kind = {kind: [rid for k, rid in keys if k == kind] for kind in ("passage", "entity", "fact")}
         store = self.store
         records = [*store.passages(by_kind["passage"]), *store.entities(by_kind["entity"]),
                    *store.facts(by_kind["fact"])]
         vectors, fresh = embed_missing(records, store, self.embedder.encode)  # no deadline here
 
-        def plan(view: WriteView) -> Planned[bool]:
-            waiting = [r for r in records if (_kind(r), r.id) in view.unembedded]
-            entities = [r for r in waiting if _kind(r) == "entity"]
+        def plan(view: WriteView) -> Planned[None]:
+            waiting = view.waiting(records)  # another process may have embedded some since
+            entities = [r for r in waiting if record_kind(r) == "entity"]
             synonyms = link_synonyms(entities, vectors, view, self.settings)
-            batch = WriteBatch(passages=[r for r in waiting if _kind(r) == "passage"], entities=entities,
-                               facts=[r for r in waiting if _kind(r) == "fact"], synonyms=synonyms,
+            batch = WriteBatch(passages=[r for r in waiting if record_kind(r) == "passage"], entities=entities,
+                               facts=[r for r in waiting if record_kind(r) == "fact"], synonyms=synonyms,
                                vectors={h: vectors[h] for h in fresh})
-            return Planned(batch, lambda _: not self.view().unembedded, vectors, late=waiting)
+            return Planned(batch, lambda _: None, vectors, late=waiting)
 
-        return self.write(plan)
+        self.write(plan)
 
-
-def _kind(record: object) -> str:
-    return type(record).__name__.lower()

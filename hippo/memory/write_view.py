@@ -19,10 +19,11 @@ import numpy as np
 from hippo.graph.projection import Impact
 from hippo.memory.state import DerivedState
 from hippo.memory.store_reads import StoreReads
-from hippo.models import Passage
+from hippo.models import Entity, Fact, Passage
 from hippo.store.base import Spaces, Store, VectorKind, embed_hash
 
 SYNONYM_PROBE = 16  # neighbours searched first per new entity (most have far fewer synonyms)
+Record = Passage | Entity | Fact
 Neighbours = list[tuple[list[str], np.ndarray]]  # per query: stored entity ids, best first, and their vectors
 
 
@@ -45,6 +46,13 @@ class WriteView(Protocol):
     @property
     def unembedded(self) -> set[tuple[VectorKind, str]]:
         """Records written without a vector (an embedding that timed out), waiting for one."""
+
+    def waiting(self, records: list[Record]) -> list[Record]:
+        """Those of ``records`` that still wait for a vector (``unembedded`` for just these: no scan)."""
+
+
+def record_kind(record: Record) -> VectorKind:
+    return type(record).__name__.lower()  # type: ignore[return-value]
 
 
 def nearest_widening(search: Any, queries: np.ndarray, k: int, threshold: float) -> list[Any]:
@@ -89,6 +97,9 @@ class LocalView:
     def unembedded(self) -> set[tuple[VectorKind, str]]:
         return self.state.unembedded
 
+    def waiting(self, records: list[Record]) -> list[Record]:
+        return [r for r in records if (record_kind(r), r.id) in self.state.unembedded]
+
 
 class StoreView:
     """The store itself, as a write reads it in store-side read mode: one view per write attempt."""
@@ -125,3 +136,7 @@ class StoreView:
     @cached_property
     def unembedded(self) -> set[tuple[VectorKind, str]]:
         return self.store.reader(None).unembedded()  # type: ignore[attr-defined]
+
+    def waiting(self, records: list[Record]) -> list[Record]:
+        held = self.store.vectors({embed_hash(r) for r in records})  # what read_unembedded looks for
+        return [r for r in records if embed_hash(r) not in held]
