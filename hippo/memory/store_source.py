@@ -159,7 +159,7 @@ class StoreSource:
     def passage_fact_rows(self, passage: int) -> np.ndarray:
         pid = self.table.ids[passage]
         facts = self.reader.passage_facts([pid]).get(pid, [])
-        return np.array([self._fact(*fact) for fact in facts], dtype=np.int64)
+        return self._facts(facts)
 
     def edges(self, frontier: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         frontier = np.asarray(frontier, dtype=np.int64)
@@ -271,17 +271,22 @@ class StoreSource:
 
     def nearest_facts(self, q: np.ndarray, k: int) -> Nearest:
         top, low = self._nearest("facts", q, k)
-        rows = np.array([self._fact(*r[:1], *r[2:]) for r in top], dtype=np.int64)
+        rows = self._facts([[r[0], *r[2:]] for r in top])
         return Nearest(rows, np.array([r[1] for r in top], dtype=np.float32), low)
 
-    def _fact(self, fid: str, subject: str, obj: str, passage: str, key: str) -> int:
-        row = self._fact_row.get(fid)
-        if row is None:
-            s, o = self.table.handle(subject, False), self.table.handle(obj, False)
-            self._want_counts.update((s, o))
-            row = self._fact_row[fid] = len(self.fact_rows)
-            self.fact_rows.append((fid, s, o, passage, key))
-        return row
+    def _facts(self, facts: list[list[Any]]) -> np.ndarray:
+        """The rows of facts read as ``[id, subject id, object id, passage id, text hash]``, new ones
+        added; their ends' handles in one lookup (numbered as one by one, subject first)."""
+        ends = self.table.handles([e for f in facts for e in f[1:3]], False).reshape(-1, 2).tolist()
+        rows = []
+        for (fid, _, _, passage, key), (s, o) in zip(facts, ends, strict=True):
+            row = self._fact_row.get(fid)
+            if row is None:
+                self._want_counts.update((s, o))
+                row = self._fact_row[fid] = len(self.fact_rows)
+                self.fact_rows.append((fid, s, o, passage, key))
+            rows.append(row)
+        return np.array(rows, dtype=np.int64)
 
     def _nearest_entities(self, queries: np.ndarray, k: int) -> list[list[list[Any]]]:
         return self.ahead.take(("entities", queries.tobytes(), k), self.entity_rows, queries, k)
@@ -313,7 +318,7 @@ class StoreSource:
                      exclude: list[int]) -> tuple[np.ndarray, np.ndarray]:
         found = self.reader.facts_around(self.record_ids(np.asarray(entities).tolist()), q, k,
                                          exclude=self.fact_ids(exclude))
-        return (np.array([self._fact(*r[:5]) for r in found], dtype=np.int64),
+        return (self._facts([r[:5] for r in found]),
                 np.array([r[5] for r in found], dtype=np.float32))
 
     def passage_cosines(self, q: np.ndarray, passages: np.ndarray) -> np.ndarray:
@@ -373,11 +378,12 @@ class StoreSource:
 
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
         scored = keyword_scores(self.reader, self.statistics, query, limit, self._frequencies, self.ahead)
-        return {self.table.handle(pid, True): score for pid, score in scored}
+        handles = self.table.handles([pid for pid, _ in scored], True).tolist()
+        return dict(zip(handles, (score for _, score in scored), strict=True))
 
     def title_seeds(self, query: str) -> dict[int, float]:
         found = self.ahead.take(("titles", query), title_seeds, self.reader, query)
-        return {self.table.handle(pid, True): w for pid, w in found.items()}
+        return dict(zip(self.table.handles(list(found), True).tolist(), found.values(), strict=True))
 
     def entity_names(self, ids: list[str]) -> dict[str, str]:
         names = {}
