@@ -54,6 +54,11 @@ def _ascii_surface_form(words: list[str], text: str) -> str | None:
     return None
 
 
+def spelled_name(key: str, title: str | None, text: str | None) -> str:
+    """An entity's name as a passage spells it (its title first, then its text), else its key."""
+    return surface_form(key, title or "") or surface_form(key, text or "") or key
+
+
 def visible_names(store: Store, projection: GraphProjection, view: GraphView, entity_ids: list[str]) -> dict[str, str]:
     """Display names of entities for the reader of ``view``."""
     vertices = {eid: projection.vertex[eid] for eid in dict.fromkeys(entity_ids) if eid in projection.vertex}
@@ -65,8 +70,5 @@ def visible_names(store: Store, projection: GraphProjection, view: GraphView, en
     names: dict[str, str] = {}
     for entity in store.entities(list(vertices)):
         passage = passages.get(first.get(entity.id, ""))
-        spelled = None
-        if passage is not None:
-            spelled = surface_form(entity.key, passage.title) or surface_form(entity.key, passage.text)
-        names[entity.id] = spelled or entity.key
+        names[entity.id] = spelled_name(entity.key, passage.title, passage.text) if passage else entity.key
     return names

@@ -37,7 +37,7 @@ from hippo.graph.ppr import Neighbours, SparseScores, Transition, power_pagerank
 from hippo.graph.scoring import Readout, passage_mass
 from hippo.graph.view import Solver
 from hippo.memory.ahead import Ahead
-from hippo.memory.names import surface_form
+from hippo.memory.names import spelled_name
 from hippo.memory.source import Nearest
 from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache, edge_runs
 from hippo.memory.store_words import keyword_scores, start_keyword_reads, title_seeds
@@ -132,7 +132,8 @@ class StoreSource:
             ids, passage = t.names.ids, t.names.passage[ask]
             found = self.reader.neighbours([ids[n] for n in ask[passage].tolist()],
                                            [ids[n] for n in ask[~passage].tolist()],
-                                           mention_weight=self.mention_weight, relation_weight=self.relation_weight)
+                                           mention_weight=self.mention_weight, relation_weight=self.relation_weight,
+                                           everything=self._sees_everything)
             self._edges.add(ask, *edge_runs(t.names, ask, found, self.mention_weight, self.relation_weight))
         lengths, targets, weights, kinds, totals, strength, passages = self._edges.gather(names)
         # one lookup for every target of the wave; handles are still numbered in the order met
@@ -181,11 +182,16 @@ class StoreSource:
         out = np.ones(len(vertices))
         known = vertices < len(self._strength)
         out[known] = self._strength[vertices[known]]
-        if self.spaces is None and self.statistics.passages == self.statistics.stored:  # nothing hidden
+        if self._sees_everything:
             total = np.full(len(vertices), np.nan)
             total[known] = self._total[vertices[known]]
             out = np.where(np.isnan(total), out, total)
         return out
+
+    @property
+    def _sees_everything(self) -> bool:
+        """A reader of every space in a store with nothing forgotten: nothing is hidden from it."""
+        return self.spaces is None and self.statistics.passages == self.statistics.stored
 
     def pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float, *, solver: Solver,
                  epsilon: float, exact_max_edges: int) -> SparseScores:
@@ -386,13 +392,8 @@ class StoreSource:
         return dict(zip(self.table.handles(list(found), True).tolist(), found.values(), strict=True))
 
     def entity_names(self, ids: list[str]) -> dict[str, str]:
-        names = {}
-        for eid, (key, title, text) in self.reader.first_passages(list(dict.fromkeys(ids))).items():
-            spelled = None
-            if title is not None or text is not None:
-                spelled = surface_form(key, title or "") or surface_form(key, text or "")
-            names[eid] = spelled or key
-        return names
+        return {eid: spelled_name(key, title, text)
+                for eid, (key, title, text) in self.reader.first_passages(list(dict.fromkeys(ids))).items()}
 
     def fact_texts(self, ids: list[str]) -> dict[str, str]:
         return {f.id: f.text for f in self.store.facts(ids)}

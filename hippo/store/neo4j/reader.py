@@ -217,12 +217,14 @@ class Neo4jReader:
     # -- the graph -----------------------------------------------------------------------
 
     def neighbours(self, passages: list[str], entities: list[str], *, mention_weight: float = 1.0,
-                   relation_weight: float = 1.0) -> dict[str, Edges]:
+                   relation_weight: float = 1.0, everything: bool = False) -> dict[str, Edges]:
         """The visible edges at a frontier of passages and entities (one push wave); the weights are
-        those the targets' strengths are summed with."""
+        those the targets' strengths are summed with. ``everything``: the caller knows the reader sees
+        every space of a store with nothing forgotten (the degree counters then say what is visible)."""
         if not passages and not entities:
             return {}
-        weights = {"mention_weight": mention_weight, "relation_weight": relation_weight}
+        weights = {"mention_weight": mention_weight, "relation_weight": relation_weight,
+                   "everything": everything and self.spaces is None}
         parts = min(self.parts, (len(passages) + len(entities)) // SPLIT_FROM + 1)
         if parts == 1:
             return self._neighbours(passages, entities, weights)
@@ -234,7 +236,7 @@ class Neo4jReader:
             found.update(edges)
         return found
 
-    def _neighbours(self, passages: list[str], entities: list[str], weights: dict[str, float]) -> dict[str, Edges]:
+    def _neighbours(self, passages: list[str], entities: list[str], weights: dict[str, Any]) -> dict[str, Edges]:
         rows = self._read("read_neighbours", "reading a frontier's edges", passages=passages, entities=entities,
                           **weights)
         return {owner: Edges(mentioned, mentioning, related, [(o, float(s)) for o, s in synonyms], strengths)
