@@ -70,5 +70,5 @@ def visible_names(store: Store, projection: GraphProjection, view: GraphView, en
     names: dict[str, str] = {}
     for entity in store.entities(list(vertices)):
         passage = passages.get(first.get(entity.id, ""))
-        names[entity.id] = spelled_name(entity.key, passage.title, passage.text) if passage else entity.key
+        names[entity.id] = entity.key if passage is None else spelled_name(entity.key, passage.title, passage.text)
     return names
