@@ -259,7 +259,7 @@ class StoreSource:
         return self.ahead.take((family, q.tobytes(), k), self.rows, family, q, k)
 
     def rows(self, family: str, q: np.ndarray, k: int) -> tuple[list[list[Any]], float]:
-        """Uncached: the ``k`` best rows ``[id, cosine, ...]`` and the floor (a write's search too)."""
+        """Uncached: the ``k`` best rows ``[id, cosine, ...]`` and the floor."""
         if self._exact:
             top, low = self.reader.exact(family, q, k)  # type: ignore[arg-type]
             return top, low if low is not None else 0.0
@@ -295,13 +295,15 @@ class StoreSource:
         return np.array(rows, dtype=np.int64)
 
     def _nearest_entities(self, queries: np.ndarray, k: int) -> list[list[list[Any]]]:
-        return self.ahead.take(("entities", queries.tobytes(), k), self.entity_rows, queries, k)
+        return self.ahead.take(("entities", queries.tobytes(), k), self.search_rows, "entities", queries, k)
 
-    def entity_rows(self, queries: np.ndarray, k: int) -> list[list[list[Any]]]:
-        """Uncached: per query row, the ``k`` best entity rows ``[id, cosine]``."""
+    def search_rows(self, family: str, queries: np.ndarray, k: int, least: int = FIRST_FETCH) -> list[list[list[Any]]]:
+        """Uncached, without the floor: per query row, the ``k`` best rows ``[id, cosine, ...]``, the index
+        asked for ``least`` records at first (a write's searches too)."""
         if self._exact:
-            return [self.reader.exact("entities", x, k)[0] for x in queries]
-        return self.reader.nearest("entities", queries, [k] * len(queries))
+            return [self.reader.exact(family, x, k)[0] for x in queries]  # type: ignore[arg-type]
+        ks, fetch = [k] * len(queries), [least] * len(queries)
+        return self.reader.nearest(family, queries, ks, least=fetch)  # type: ignore[arg-type]
 
     def nearest_entities(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         out = []
@@ -312,11 +314,7 @@ class StoreSource:
         return out
 
     def search_passages(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        queries = np.atleast_2d(np.asarray(queries, dtype=np.float64))
-        if self._exact:
-            found = [self.reader.exact("passages", x, k)[0] for x in queries]
-        else:
-            found = self.reader.nearest("passages", queries, [k] * len(queries), least=[FLOOR_FETCH] * len(queries))
+        found = self.search_rows("passages", np.atleast_2d(np.asarray(queries, dtype=np.float64)), k, FLOOR_FETCH)
         return [(np.array([r[1] for r in rows], dtype=np.float32), self.table.handles([r[0] for r in rows], True))
                 for rows in found]
 
@@ -377,7 +375,7 @@ class StoreSource:
         entities: all rows at once) on threads: the three families' searches then overlap."""
         queries = np.atleast_2d(np.asarray(queries, dtype=np.float64))
         if family == "entities":
-            self.ahead.start((family, queries.tobytes(), k), self.entity_rows, queries, k)
+            self.ahead.start((family, queries.tobytes(), k), self.search_rows, family, queries, k)
             return
         for q in queries:
             self.ahead.start((family, q.tobytes(), k), self.rows, family, q, k)

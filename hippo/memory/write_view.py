@@ -106,13 +106,16 @@ class StoreView:
 
     def __init__(self, store: Store, reads: StoreReads) -> None:
         self.store, self.reads = store, reads
-        self.revision = store.revision()
+
+    @cached_property
+    def revision(self) -> int:  # read only by a plan that writes nothing (Engine.write)
+        return self.store.revision()
 
     def entity_neighbours(self, queries: np.ndarray, k: int, threshold: float) -> Neighbours:
         source = self.reads.source(None)
 
         def search(q: np.ndarray, n: int) -> list[tuple[list[float], list[str]]]:
-            return [([r[1] for r in rows], [r[0] for r in rows]) for rows in source.entity_rows(q, n)]
+            return [([r[1] for r in rows], [r[0] for r in rows]) for rows in source.search_rows("entities", q, n)]
 
         queries = np.atleast_2d(np.asarray(queries, dtype=np.float64))
         found = nearest_widening(search, queries, k, threshold)
@@ -127,8 +130,8 @@ class StoreView:
         return Impact(facts=facts, entities=entities, edges=edges)
 
     def near_passages(self, vector: np.ndarray, space: str, limit: int) -> list[tuple[str, float]]:
-        rows = self.reads.source(frozenset({space})).rows("passages", np.asarray(vector, dtype=np.float64), limit)
-        return [(r[0], float(r[1])) for r in rows[0]]
+        [rows] = self.reads.source(frozenset({space})).search_rows("passages", np.atleast_2d(vector), limit)
+        return [(r[0], float(r[1])) for r in rows]
 
     def vector_of(self, passage: Passage) -> np.ndarray | None:
         return self.store.vectors([embed_hash(passage)]).get(embed_hash(passage))
