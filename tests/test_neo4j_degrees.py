@@ -16,6 +16,7 @@ import pytest
 from hippo import Memory, Settings
 from hippo.errors import StoreError
 from hippo.store.neo4j import Neo4jStore
+from hippo.store.neo4j.schema import SCHEMA_VERSION
 
 pytestmark = pytest.mark.neo4j
 
@@ -209,7 +210,7 @@ def test_a_store_of_schema_3_gets_its_counters_on_open(server: dict[str, str], e
         session.run("MATCH ()-[r:RELATES]->() REMOVE r.space, r.forgotten_at").consume()
         session.run("MATCH (s:Space) DELETE s").consume()
         session.run("MATCH (m:Meta) SET m.schema_version = '3'").consume()
-    with pytest.raises(StoreError, match=r"schema version 3; this hippo reads version 5"):
+    with pytest.raises(StoreError, match=rf"schema version 3; this hippo reads version {SCHEMA_VERSION}"):
         Neo4jStore(server["uri"], server["user"], server["password"], create_schema=False)
     _memory(server, embedder).close()
     after = _counters(server)
@@ -220,4 +221,4 @@ def test_a_store_of_schema_3_gets_its_counters_on_open(server: dict[str, str], e
     assert _counters(server, SPACES) == spaces
     driver, session = _session(server)
     with driver, session:
-        assert session.run("MATCH (m:Meta) RETURN m.schema_version AS v").single()["v"] == "5"
+        assert session.run("MATCH (m:Meta) RETURN m.schema_version AS v").single()["v"] == SCHEMA_VERSION

@@ -23,6 +23,7 @@ from hippo.errors import StoreError
 from hippo.memory.source import LocalSource
 from hippo.store.neo4j import Neo4jStore
 from hippo.store.neo4j.reader import SPLIT_FROM, Neo4jReader
+from hippo.store.neo4j.schema import SCHEMA_VERSION
 
 pytestmark = pytest.mark.neo4j
 
@@ -110,13 +111,14 @@ def test_a_store_of_schema_2_gets_its_words_on_open(server: dict[str, str], embe
         with driver.session() as session:
             session.run("MATCH (p:Passage) REMOVE p.words, p.word_count").consume()
             session.run("MATCH (m:Meta) SET m.schema_version = '2'").consume()
-    with pytest.raises(StoreError, match=r"schema version 2; this hippo reads version 5; 'hippo neo4j indexes"):
+    with pytest.raises(StoreError,
+                       match=rf"schema version 2; this hippo reads version {SCHEMA_VERSION}; 'hippo neo4j indexes"):
         Neo4jStore(server["uri"], server["user"], server["password"], create_schema=False)
     with _memory(server, embedder, neo4j_read="store") as memory:
         assert _keyword_scores(memory.store_reads.source(None), q) == pytest.approx(expected, abs=1e-9)
     with neo4j.GraphDatabase.driver(server["uri"], auth=(server["user"], server["password"])) as driver:
         with driver.session() as session:
-            assert session.run("MATCH (m:Meta) RETURN m.schema_version AS v").single()["v"] == "5"
+            assert session.run("MATCH (m:Meta) RETURN m.schema_version AS v").single()["v"] == SCHEMA_VERSION
             assert session.run("MATCH (p:Passage) WHERE p.words IS NULL RETURN count(p) AS n").single()["n"] == 0
 
 

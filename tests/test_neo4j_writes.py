@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
+import neo4j
 import numpy as np
 import pytest
 
@@ -84,15 +86,16 @@ def test_store_side_writes_store_and_answer_what_in_process_writes_do(
 
 
 class _Stalling:
-    """The test embedder, failing the first call that encodes ``text``: a remember whose embedding
-    timed out, whose records the background embedding picks up."""
+    """The test embedder, failing every call that encodes ``text`` until ``released``: a remember whose
+    embedding timed out, whose records the background embedding picks up."""
 
     def __init__(self, inner: Any, text: str) -> None:
-        self.inner, self.text, self.failed = inner, text, threading.Event()
+        self.inner, self.text = inner, text
+        self.failed, self.released = threading.Event(), threading.Event()
         self.name, self.dim, self.backend = inner.name, inner.dim, getattr(inner, "backend", "torch")
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        if self.text in texts and not self.failed.is_set():
+        if self.text in texts and not self.released.is_set():
             self.failed.set()
             raise TimeoutError("stalled")
         return self.inner.encode(texts)
@@ -109,7 +112,45 @@ def test_a_store_side_remember_that_could_not_embed_is_embedded_in_the_backgroun
                 settings=Settings(neo4j_read="store"), embedder=stalling) as memory:
         result = memory.remember(text, space=ANN)
         assert stalling.failed.is_set() and not result.embedded
+        marked = _waiting(neo4j_server)
+        assert {kind for kind, _ in marked} == {"passage", "entity", "fact"}
+        assert memory.engine.view().unembedded == marked
+        stalling.released.set()
         assert memory.engine.wait_embedded(timeout=60), "the background embedding finished"
-        assert not memory.engine.view().unembedded
+        assert not memory.engine.view().unembedded and not _waiting(neo4j_server), "the marks went with the wait"
         assert memory.recall("Who keeps the Brask tide ledger?", spaces=[ANN]).hits[0].doc_id == result.uid
         assert not memory.engine.loaded
+
+
+def _waiting(server: dict[str, str]) -> set[tuple[str, str]]:
+    """The records marked as waiting for a vector."""
+    with neo4j.GraphDatabase.driver(server["uri"], auth=(server["user"], server["password"])) as driver:
+        rows, _, _ = driver.execute_query(
+            "MATCH (n) WHERE (n:Passage OR n:Entity) AND n.waiting RETURN toLower(labels(n)[0]) AS kind, n.id AS id "
+            "UNION ALL MATCH ()-[r:RELATES]->() WHERE r.waiting RETURN 'fact' AS kind, r.id AS id")
+    return {(r["kind"], r["id"]) for r in rows}
+
+
+def test_a_store_of_schema_5_marks_what_waits_for_a_vector_and_embeds_it_on_open(
+        neo4j_server: dict[str, str], neo4j_wipe: Callable[[], None], embedder: Any, sample_corpus: list[dict]):
+    """Records an older hippo left without vectors are marked by the migration, and a store-side
+    process embeds them once it opens, with no write to wake it."""
+    neo4j_wipe()
+    with _open(neo4j_server, embedder, "store") as memory:
+        memory.index(sample_corpus[:4])
+    with neo4j.GraphDatabase.driver(neo4j_server["uri"],
+                                    auth=(neo4j_server["user"], neo4j_server["password"])) as driver:
+        rows, _, _ = driver.execute_query(
+            "MATCH (p:Passage) WITH p ORDER BY p.seq LIMIT 1 MATCH (v:Vector {hash: p.embed_hash}) DETACH DELETE v "
+            "RETURN p.id AS id, p.text AS text")
+        driver.execute_query("MATCH (m:Meta) SET m.schema_version = '5'")
+    [passage] = rows
+    assert not _waiting(neo4j_server)
+    with _open(neo4j_server, embedder, "store") as memory:
+        assert _waiting(neo4j_server) == {("passage", passage["id"])}
+        assert memory.engine.view().unembedded == {("passage", passage["id"])}
+        deadline = time.monotonic() + 60  # opening woke the background embedding: nothing else asks it
+        while _waiting(neo4j_server) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _waiting(neo4j_server)
+        assert memory.retrieve(passage["text"], mode="dense", k=1)[0].id == passage["id"]

@@ -30,6 +30,12 @@ CREATE INDEX fact_passage IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.passage_id);
 CREATE INDEX passage_embed_hash IF NOT EXISTS FOR (n:Passage) ON (n.embed_hash);
 CREATE INDEX entity_embed_hash IF NOT EXISTS FOR (n:Entity) ON (n.embed_hash);
 CREATE INDEX fact_embed_hash IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.embed_hash);
+// A record written without a vector (its embedding timed out) carries waiting = true until a later
+// write brings the vector (schema version 6; migrate_waiting.cypher marks older stores), so
+// read_unembedded.cypher finds what still waits in O(waiting), not by looking up every record's vector.
+CREATE INDEX passage_waiting IF NOT EXISTS FOR (n:Passage) ON (n.waiting);
+CREATE INDEX entity_waiting IF NOT EXISTS FOR (n:Entity) ON (n.waiting);
+CREATE INDEX fact_waiting IF NOT EXISTS FOR ()-[r:RELATES]-() ON (r.waiting);
 // Keyword search (BM25 in Lucene) over what people read. standard-folding: lower case, diacritics
 // removed, English stop words dropped; titles are searched as phrases here (read_title_candidates).
 CREATE FULLTEXT INDEX passage_text IF NOT EXISTS FOR (n:Passage) ON EACH [n.title, n.text]
@@ -69,6 +75,7 @@ CALL db.createProperty('synonym_weight');
 CALL db.createProperty('live_passages');
 CALL db.createProperty('live_words');
 CALL db.createProperty('nodes');
+CALL db.createProperty('waiting');
 CALL db.createLabel('Change');
 CALL db.createLabel('PassageVector');
 CALL db.createLabel('EntityVector');

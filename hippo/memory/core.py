@@ -82,7 +82,9 @@ class Engine:
         self._state: DerivedState | None = None if lazy else load_state(store, settings, embedder.dim, self._cache)
         self._encoder = BoundedEncoder(embedder.encode, settings.remember_embed_timeout)
         self._background = BackgroundEmbedder(self._embed_pending)
-        if self._state is not None and self._state.unembedded:  # left by an earlier process whose embedding timed out
+        # Records an earlier process wrote without a vector (its embedding timed out, or it died before
+        # the background pass); store-side the store marks them, so this is a read of those alone.
+        if (self.view() if lazy else self._state).unembedded:
             self._background.wake()
 
     def close(self) -> None:

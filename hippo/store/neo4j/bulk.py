@@ -34,7 +34,7 @@ from hippo.store.cypher import cypher
 from hippo.store.neo4j.bulk_export import CsvExport, Progress, export_csv
 from hippo.store.neo4j.connection import Connection, parse_url
 from hippo.store.neo4j.local_server import LocalNeo4j
-from hippo.store.neo4j.migrate import migrate_spaces, migrate_walks
+from hippo.store.neo4j.migrate import migrate_spaces, migrate_waiting, migrate_walks
 from hippo.store.neo4j.records import value_id
 from hippo.store.neo4j.schema import META, ensure_vector_indexes, prepare
 
@@ -137,6 +137,7 @@ def finish(db: Connection, export: CsvExport, index_timeout: float) -> None:
     db.schema(cypher("await_indexes"), "waiting for the indexes to come online", seconds=int(index_timeout))
     migrate_walks(db)
     migrate_spaces(db)
+    migrate_waiting(db)
 
 
 def check_counts(db: Connection, export: CsvExport) -> dict[str, int]:

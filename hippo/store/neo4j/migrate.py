@@ -11,6 +11,8 @@ Schema 3 -> 4 gives every passage and entity the degree counters the writes now
 keep, and every fact its passage's space and ``forgotten_at``
 (``hippo/cypher/schema.cypher`` says why). Schema 4 -> 5 counts every space's
 live passages and their words on a (:Space) node, as the writes now keep them.
+Schema 5 -> 6 marks every record that has no vector (``waiting``), as the writes
+now do, so finding what still waits for one reads those alone.
 Every step is idempotent and the schema version moves last, so a migration cut
 short is finished by the next open.
 """
@@ -27,7 +29,7 @@ from hippo.store.neo4j.vectors import VECTOR_DTYPE, vector_list
 from hippo.store.neo4j.writer import passage_words
 
 _PAGE = 1000
-UPGRADABLE = ("1", "2", "3", "4")  # the schema versions an open brings to SCHEMA_VERSION
+UPGRADABLE = ("1", "2", "3", "4", "5")  # the schema versions an open brings to SCHEMA_VERSION
 
 
 def migrate(db: Connection, found: str, dim: int | None) -> None:
@@ -40,6 +42,8 @@ def migrate(db: Connection, found: str, dim: int | None) -> None:
         migrate_walks(db)
     if found in ("1", "2", "3", "4"):
         migrate_spaces(db)
+    if found in UPGRADABLE:
+        migrate_waiting(db)
 
 
 def migrate_words(db: Connection) -> None:
@@ -64,9 +68,16 @@ def migrate_walks(db: Connection) -> None:
 
 
 def migrate_spaces(db: Connection) -> None:
-    """Schema 4 -> 5 (also the last step of a bulk import): every space's live passages and words."""
+    """Schema 4 -> 5 (also a step of a bulk import): every space's live passages and words."""
     doing = "counting each space's live passages (schema 4 -> 5)"
     db.write_one("migrate_spaces", doing)
+    db.write_one("meta_schema_version", doing, meta=META, schema_version="5")
+
+
+def migrate_waiting(db: Connection) -> None:
+    """Schema 5 -> 6 (also the last step of a bulk import): mark the records that have no vector."""
+    doing = "marking the records that wait for a vector (schema 5 -> 6)"
+    db.write_one("migrate_waiting", doing)
     db.write_one("meta_schema_version", doing, meta=META, schema_version=SCHEMA_VERSION)
 
 

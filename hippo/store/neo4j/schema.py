@@ -9,10 +9,11 @@ from hippo.errors import StoreError
 from hippo.store.cypher import cypher, cypher_statements
 from hippo.store.neo4j.connection import Connection, check_server_version
 
-SCHEMA_VERSION = "5"  # 2: vectors on (:Vector) nodes only (hippo/cypher/migrate_vectors.cypher);
+SCHEMA_VERSION = "6"  # 2: vectors on (:Vector) nodes only (hippo/cypher/migrate_vectors.cypher);
 # 3: each passage keeps its BM25 words (``words``, ``word_count``) for the passage_words index;
 # 4: degree counters on passages and entities, each fact its passage's visibility (migrate_walks.cypher);
-# 5: each (:Space) keeps its live passages and their words (migrate_spaces.cypher)
+# 5: each (:Space) keeps its live passages and their words (migrate_spaces.cypher);
+# 6: a record written without a vector says so (``waiting``, migrate_waiting.cypher)
 META = "hippo"  # the id of the (:Meta) node
 VECTOR_INDEX_LABELS = {"passage_embedding": ["PassageVector"], "entity_embedding": ["EntityVector"],
                        "fact_embedding": ["FactVector"]}

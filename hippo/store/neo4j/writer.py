@@ -112,6 +112,10 @@ class BatchWriter:
                 "forgotten_at": d.forgotten_at, "forgotten_reason": d.forgotten_reason}}
             for i, d in enumerate(self.documents)])
         seq += len(self.documents)
+
+        def waiting(record: Passage | Entity | Fact) -> bool | None:  # null: the property is not set
+            return True if embed_hash(record) not in known else None
+
         vector_rows = [{"hash": h, "vector": vector_bytes(v), "dim": int(v.shape[-1]), "embedding": vector_list(v)}
                        for h, v in self.vectors.items() if h not in stored_hashes]
         run("write_vectors", vector_rows)
@@ -120,7 +124,7 @@ class BatchWriter:
             {"doc_id": p.doc_id, "seq": seq + i, "props": {
                 "id": p.id, "doc_id": p.doc_id, "index": p.index, "title": p.title, "text": p.text,
                 "name": passage_name(p), "space": p.space, "version": p.version, "embed_hash": embed_hash(p),
-                "source": p.source, "page": p.page, "headings": p.headings or None,
+                "waiting": waiting(p), "source": p.source, "page": p.page, "headings": p.headings or None,
                 **passage_words(p)}}
             for i, p in enumerate(passages)])
         seq += len(passages)
@@ -132,7 +136,7 @@ class BatchWriter:
 
         run("write_entities", [
             {"seq": seq + i, "props": {"id": e.id, "name": e.name, "key": e.key, "type": e.type,
-                                       "embed_hash": embed_hash(e)}}
+                                       "embed_hash": embed_hash(e), "waiting": waiting(e)}}
             for i, e in enumerate(entities)])
         seq += len(entities)
 
@@ -140,7 +144,7 @@ class BatchWriter:
             {"subject_id": f.subject_id, "object_id": f.object_id, "passage_id": f.passage_id, "seq": seq + i,
              "props": {"id": f.id, "predicate": f.predicate, "passage_id": f.passage_id,
                        "subject_id": f.subject_id, "object_id": f.object_id, "subject": f.subject,
-                       "object": f.object, "embed_hash": embed_hash(f)}}
+                       "object": f.object, "embed_hash": embed_hash(f), "waiting": waiting(f)}}
             for i, f in enumerate(facts)])
         seq += len(facts)
         missing = {f.id for f in facts} - {fid for r in created for fid in r["created"]}
@@ -162,13 +166,18 @@ class BatchWriter:
         # The vector indexes: the kind labels on the vectors of new records, and of stored ones
         # whose vector arrives late (a remember whose embedding timed out).
         late = set(self.vectors)
-        for kind, records, new in (("passage", self.passages, passages), ("entity", self.entities, entities),
-                                   ("fact", self.facts, facts)):
+        arrived: dict[str, list[str]] = {}
+        for kind, family, records, new in (("passage", "passages", self.passages, passages),
+                                           ("entity", "entities", self.entities, entities),
+                                           ("fact", "facts", self.facts, facts)):
             fresh = {r.id for r in new}
             hashes = sorted({h for r in records if (h := embed_hash(r)) in known and (r.id in fresh or h in late)})
             for part in chunks(hashes, CHUNK):
                 c = tx.run(cypher(f"write_vector_kinds_{kind}"), hashes=part).consume().counters
                 changed += c.labels_added
+            arrived[family] = [r.id for r in records if r.id not in fresh and embed_hash(r) in late]
+        if any(arrived.values()):
+            changed += tx.run(cypher("write_arrived"), **arrived).single()["arrived"]
 
         if not changed:
             return int(meta["revision"] or 0)
