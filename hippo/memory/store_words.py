@@ -48,9 +48,8 @@ def start_keyword_reads(ahead: Ahead, reader: Neo4jReader, statistics: Statistic
     terms = _terms(query)
     if not terms or not statistics.passages or limit <= 0:
         return
-    ahead.start(("keyword candidates", query, limit), _candidates, reader, terms, limit)
-    ahead.start(("keyword frequencies", query), reader.document_frequencies, _uncounted(terms, frequencies),
-                statistics.passages // 2 + 1)
+    ahead.start(("keyword candidates", query, limit), _candidates, reader, statistics, terms, limit)
+    ahead.start(("keyword frequencies", query), _frequencies, reader, statistics, _uncounted(terms, frequencies))
 
 
 def keyword_scores(reader: Neo4jReader, statistics: Statistics, query: str, limit: int,
@@ -66,9 +65,8 @@ def keyword_scores(reader: Neo4jReader, statistics: Statistics, query: str, limi
     ahead = ahead if ahead is not None else Ahead()
     frequency = frequencies if frequencies is not None else {}
     # taken even when not needed, so no read is left behind; words counted since it started are kept
-    found = ahead.take(("keyword frequencies", query), reader.document_frequencies, _uncounted(terms, frequency),
-                       documents // 2 + 1)
-    candidates = ahead.take(("keyword candidates", query, limit), _candidates, reader, terms, limit)
+    found = ahead.take(("keyword frequencies", query), _frequencies, reader, statistics, _uncounted(terms, frequency))
+    candidates = ahead.take(("keyword candidates", query, limit), _candidates, reader, statistics, terms, limit)
     for word, count in found.items():
         frequency.setdefault(word, count)
     if not candidates:
@@ -99,8 +97,20 @@ def _uncounted(terms: list[str], frequencies: dict[str, int]) -> list[str]:
     return [_quoted(t) for t in terms if _quoted(t) not in frequencies]
 
 
-def _candidates(reader: Neo4jReader, terms: list[str], limit: int) -> list[tuple[str, int, list[int]]]:
-    return reader.keyword_candidates(" OR ".join(map(_quoted, terms)), terms, CANDIDATES * limit)
+def _candidates(reader: Neo4jReader, statistics: Statistics, terms: list[str],
+                limit: int) -> list[tuple[str, int, list[int]]]:
+    return reader.keyword_candidates(" OR ".join(map(_quoted, terms)), terms, CANDIDATES * limit,
+                                     everything=_nothing_forgotten(statistics))
+
+
+def _frequencies(reader: Neo4jReader, statistics: Statistics, quoted: list[str]) -> dict[str, int]:
+    return reader.document_frequencies(quoted, statistics.passages // 2 + 1,
+                                       everything=_nothing_forgotten(statistics))
+
+
+def _nothing_forgotten(statistics: Statistics) -> bool:
+    """Every stored passage is live (the reader adds whether it sees every space)."""
+    return statistics.passages == statistics.stored
 
 
 def title_seeds(reader: Neo4jReader, query: str) -> dict[str, float]:

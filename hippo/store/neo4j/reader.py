@@ -289,18 +289,32 @@ class Neo4jReader:
 
     # -- words ---------------------------------------------------------------------------
 
-    def keyword_candidates(self, query: str, terms: list[str], k: int) -> list[tuple[str, int, list[int]]]:
-        """The ``k`` best visible passages by the full-text index's own ranking, as (id, length in
-        words, occurrences of each of ``terms``), words as BM25 counts them
-        (``hippo.store.neo4j.writer.passage_words``)."""
-        rows = self._read("read_keyword_candidates", "searching keywords", query=query, terms=terms, k=k)
-        return [(pid, int(length), counts) for pid, length, counts in rows[0]["found"]] if rows else []
+    def keyword_candidates(self, query: str, terms: list[str], k: int, *,
+                           everything: bool = False) -> list[tuple[str, int, list[int]]]:
+        """The ``k`` best visible passages by the full-text index's own ranking (ties by seq), as (id,
+        length in words, occurrences of each of ``terms``), words as BM25 counts them
+        (``hippo.store.neo4j.writer.passage_words``). ``everything``: as for ``neighbours``; the
+        index then hands over its best ``2k``, or more while a passage tied with the ``k``-th may
+        have been left out (the statement says why)."""
+        limit = 2 * k if everything and self.spaces is None else None
+        while True:
+            rows = self._read("read_keyword_candidates", "searching keywords", query=query, terms=terms, k=k,
+                              options={} if limit is None else {"limit": limit})
+            if not rows:
+                return []
+            [row] = rows
+            if limit is None or row["returned"] < limit or row["kth"] > row["lowest"]:
+                return [(pid, int(length), counts) for pid, length, counts in row["found"]]
+            limit *= 4
 
-    def document_frequencies(self, terms: list[str], cap: int) -> dict[str, int]:
-        """Per quoted word: visible live passages holding it, counted up to ``cap``."""
+    def document_frequencies(self, terms: list[str], cap: int, *, everything: bool = False) -> dict[str, int]:
+        """Per quoted word: visible live passages holding it, counted up to ``cap``. ``everything``: as
+        for ``neighbours``."""
         if not terms:
             return {}
-        rows = self._read("read_keyword_frequencies", "counting keywords", terms=terms, cap=cap)
+        everything = everything and self.spaces is None
+        rows = self._read("read_keyword_frequencies", "counting keywords", terms=terms, cap=cap,
+                          everything=everything, options={"limit": cap} if everything else {})
         return {r["term"]: int(r["df"]) for r in rows}
 
     def title_candidates(self, query: str, k: int) -> list[tuple[str, str]]:
