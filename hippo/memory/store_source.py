@@ -191,7 +191,7 @@ class StoreSource:
     @property
     def _sees_everything(self) -> bool:
         """A reader of every space in a store with nothing forgotten: nothing is hidden from it."""
-        return self.spaces is None and self.statistics.passages == self.statistics.stored
+        return self.spaces is None and self.statistics.whole
 
     def pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float, *, solver: Solver,
                  epsilon: float, exact_max_edges: int) -> SparseScores:

@@ -100,17 +100,12 @@ def _uncounted(terms: list[str], frequencies: dict[str, int]) -> list[str]:
 def _candidates(reader: Neo4jReader, statistics: Statistics, terms: list[str],
                 limit: int) -> list[tuple[str, int, list[int]]]:
     return reader.keyword_candidates(" OR ".join(map(_quoted, terms)), terms, CANDIDATES * limit,
-                                     everything=_nothing_forgotten(statistics))
+                                     everything=statistics.whole)
 
 
 def _frequencies(reader: Neo4jReader, statistics: Statistics, quoted: list[str]) -> dict[str, int]:
     return reader.document_frequencies(quoted, statistics.passages // 2 + 1,
-                                       everything=_nothing_forgotten(statistics))
-
-
-def _nothing_forgotten(statistics: Statistics) -> bool:
-    """Every stored passage is live (the reader adds whether it sees every space)."""
-    return statistics.passages == statistics.stored
+                                       everything=statistics.whole)
 
 
 def title_seeds(reader: Neo4jReader, query: str) -> dict[str, float]:

@@ -64,6 +64,11 @@ class Statistics:
     edges: int = 0  # relations, mentions and synonyms, visible or not
     stored: int = 0  # passages, live or not, in every space
 
+    @property
+    def whole(self) -> bool:
+        """Every stored passage is live and in the reader's spaces: nothing is hidden from the reader."""
+        return self.passages == self.stored
+
 
 @dataclass(frozen=True)
 class Edges:
