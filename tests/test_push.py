@@ -271,3 +271,38 @@ def test_a_readers_walk_is_the_same_whatever_it_cannot_see():
         assert view.visible(walks[-1].vertices).all()
     assert len(walks[0].vertices) > 20 and np.array_equal(walks[0].vertices, walks[1].vertices)
     np.testing.assert_allclose(walks[0].scores, walks[1].scores, rtol=0, atol=1e-15)
+
+
+def test_a_readers_walk_is_the_walk_of_a_store_holding_only_what_it_sees():
+    """A reader of "org" in a store that also holds a hidden space (hubs of "org"'s entities, entities
+    of its own with synonyms to them) and a forgotten "org" passage walks as a store holding only
+    the live "org" passages does: the same vertices pushed as often, the same scores. The walk
+    schedules a vertex by its strength over what the reader may walk, read only when its residual
+    lies between what the reader sees of it for sure and its strength over every entry."""
+    visible = _corpus(400, seed=11)
+    entities = sorted({e for batch in visible for e in batch.entities})
+    rng = np.random.default_rng(4)
+    ids = [f"h{i}" for i in range(150)]
+    named = {p: sorted({entities[int(x)] for x in rng.integers(0, 30, 10)} | {f"secret{i % 7}"})
+             for i, p in enumerate(ids)}
+    hidden = GraphData(passages=[(p, "user:ann") for p in ids] + [("gone", "org")],
+                       entities=[f"secret{i}" for i in range(7)],
+                       facts=[(f"f{p}", names[0], names[-1], p) for p, names in named.items()]
+                       + [("f-gone", entities[0], entities[1], "gone")],
+                       mentions=[(p, e) for p, names in named.items() for e in names]
+                       + [("gone", e) for e in entities[:20]],
+                       synonyms=[(f"secret{i}", entities[i], 0.9) for i in range(7)])
+    alone = _projection(visible)
+    shared = _projection([*visible, hidden])
+    shared.retire(["gone"])
+    assert all(shared.vertex[e] == alone.vertex[e] for e in entities)  # hidden vertices come after
+    seeds = np.array([alone.vertex[e] for e in entities[:4]])
+    weights = np.array([1.0, 0.5, 0.25, 0.1])
+    everything = alone.view(None)
+    want = everything.pagerank(seeds, weights, 0.5, solver="push", epsilon=1e-4)
+    view = shared.view(frozenset({"org"}))
+    assert view.visibility.check and not everything.visibility.check  # each entry checked, or none
+    got = view.pagerank(seeds, weights, 0.5, solver="push", epsilon=1e-4)
+    assert len(want.vertices) > 50 and np.array_equal(got.vertices, want.vertices)
+    assert got.pushes == want.pushes
+    np.testing.assert_allclose(got.scores, want.scores, rtol=1e-9, atol=0)  # strengths summed in other orders
