@@ -17,6 +17,7 @@ The overhead of access control is ``B scoped`` against ``A engine`` (and
 ``A scoped``). Hybrid ``retrieve`` is measured the same way.
 
     python benchmarks/access.py --dataset hipporag_musique_train100
+    python benchmarks/access.py --dataset hipporag_2wiki_tune500 --quick 150 --repeat 2
     python benchmarks/access.py --smoke
 """
 
@@ -45,6 +46,7 @@ from hippo.datasets import load_dataset  # noqa: E402
 from hippo.ids import document_id  # noqa: E402
 
 RESTRICTED = "team:restricted"
+DEFAULT_DATASET = "hipporag_musique_train100"  # small enough for exact PPR; 2Wiki's graph walks by local push
 
 
 def split(documents: list[hippo.Document]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -154,7 +156,7 @@ def render(record: dict[str, Any]) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", default="hipporag_musique_train100")
+    parser.add_argument("--dataset", default=DEFAULT_DATASET)
     parser.add_argument("--repeat", type=int, default=3, help="passes over the questions, interleaved by case")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--quick", type=int, metavar="N", help="only the first N questions")
@@ -173,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     record.update(warmup=args.warmup, machine=machine_info(),
                   command="python benchmarks/access.py " + " ".join(sys.argv[1:] if argv is None else argv))
     markdown = render(record)
-    json_path, md_path = write_outputs("access", record, markdown, args.out)
+    stem = "access" if args.dataset == DEFAULT_DATASET else f"access-{args.dataset}"  # each set its own record
+    json_path, md_path = write_outputs(stem, record, markdown, args.out)
     print(markdown)
     log(f"wrote {json_path} and {md_path}")
     return record
