@@ -20,7 +20,7 @@ DENSE = 4  # dense per-space count arrays it reads (more are summed first)
 @numba.njit(cache=True, nogil=True)
 def _seen_count(v, dense_counts, sparse_keys, sparse_values):  # noqa: ANN001, ANN202 - numba infers types
     """How many live passages of the reader's spaces mention entity ``v`` (0: the reader does not see it)."""
-    c0, c1, c2, c3 = dense_counts
+    c0, c1, c2, c3 = dense_counts  # DENSE of them
     total = 0
     if v < len(c0):
         total += c0[v]
@@ -94,8 +94,8 @@ def _first_threshold(v, epsilon, strength, mention_weight, is_passage, live, spa
     walk has just touched is pushed (epsilon times its strength over the entries the reader may walk,
     at least 1), made exact only if the residual reaches it. An entity: one mention per visible
     passage of it (a hub is then rarely read in full). A visible passage: its strength, exact,
-    since each of its entries is a mention read from it. (A vertex whose strength is ``known``
-    already is not asked.)"""
+    since each of its entries is a mention read from it. (No strength is ``known`` before its vertex
+    is touched: ``known`` is cleared after every walk.)"""
     if is_passage[v]:
         code = space_code[v]
         if not live[v] or code < 0 or code >= len(readable) or not readable[code]:
@@ -141,9 +141,8 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
         if state[2 * v + 1] == 0.0:
             threshold = epsilon * max(strength[v], 1.0)
             if check:
-                threshold = epsilon * max(visible[v], 1.0) if known[v] else _first_threshold(
-                    v, epsilon, strength, mention_weight, is_passage, live, space_code, readable, dense_counts,
-                    sparse_keys, sparse_values, visible, known)
+                threshold = _first_threshold(v, epsilon, strength, mention_weight, is_passage, live, space_code,
+                                             readable, dense_counts, sparse_keys, sparse_values, visible, known)
             state[2 * v + 1] = -threshold
             touched[count] = v
             count += 1
@@ -196,9 +195,9 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
                     if threshold == 0.0:
                         threshold = epsilon * max(strength[v], 1.0)
                         if check:
-                            threshold = epsilon * max(visible[v], 1.0) if known[v] else _first_threshold(
-                                v, epsilon, strength, mention_weight, is_passage, live, space_code, readable,
-                                dense_counts, sparse_keys, sparse_values, visible, known)
+                            threshold = _first_threshold(v, epsilon, strength, mention_weight, is_passage, live,
+                                                         space_code, readable, dense_counts, sparse_keys,
+                                                         sparse_values, visible, known)
                         state[2 * v + 1] = threshold
                         touched[count] = v
                         count += 1
