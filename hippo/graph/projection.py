@@ -24,8 +24,9 @@ import numpy as np
 
 from hippo.columns import Column, StringTable
 from hippo.graph.edges import KIND_NAMES, MENTION, NO_PASSAGE, RELATION, SYNONYM, EdgeRuns
-from hippo.runs import Run
+from hippo.graph.hidden import touched_by, unwalkable, with_synonyms
 from hippo.graph.support import SpaceSupport
+from hippo.runs import Run
 from hippo.store.base import GraphData, Spaces
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class GraphProjection:
     space_names: list[str] = field(default_factory=list)
     edges: EdgeRuns = field(default_factory=EdgeRuns)
     strength: Column = field(default_factory=lambda: Column(np.float64))  # every edge: a bound of any view's
+    hidden: Column = field(default_factory=lambda: Column(np.float64))  # what no reader walks (``graph.hidden``)
     support: SpaceSupport = field(default_factory=SpaceSupport)
     fact_ids: StringTable = field(default_factory=StringTable)
     fact_subject: Column = field(default_factory=lambda: Column(np.int32))
@@ -107,12 +109,13 @@ class GraphProjection:
         self.live.append(np.ones(len(ids), dtype=bool))
         self.space_code.append(codes)
         n = len(self.record_ids)
-        for column in (self.strength, self.fact_count):
+        for column in (self.strength, self.hidden, self.fact_count):
             column.extend_to(n)
         self.fact_first.extend_to(n, -1)
 
     def add(self, data: GraphData) -> None:
         """Add new vertices and edges (records already present are skipped by the caller)."""
+        existing = self.vertex_count
         passages = [(pid, space) for pid, space in data.passages if pid not in self.vertex]
         self._new_vertices([pid for pid, _ in passages], True, [self.code_of(s) for _, s in passages])
         entities = [e for e in dict.fromkeys(data.entities) if e not in self.vertex]
@@ -144,7 +147,29 @@ class GraphProjection:
             self.support.change(code, np.zeros(0, dtype=np.int64), +1, count)
         live = mentions[self.live[mentions[:, 0]]] if len(mentions) else mentions
         self._support(live, +1)
+        self._rehide_added(existing, syn, live, np.concatenate([relations, mentions[:, [0, 1, 0]]]))
         self.version += 1
+
+    def _rehide_added(self, existing: int, synonyms: np.ndarray, live_mentions: np.ndarray,
+                      read: np.ndarray) -> None:
+        """``hidden`` after an add: the ends of new synonyms of an entity no live passage mentions, of
+        new edges read from a passage that is not live, and the synonyms of older entities whose
+        first live mention this add brought. (Usually none: nothing to read.)"""
+        changed = [read[~self.live[read[:, 2]], :2].ravel()] if len(read) else []
+        if len(synonyms):
+            unseen = (self.support.counts(None, synonyms.ravel()) == 0).reshape(-1, 2).any(axis=1)
+            changed.append(synonyms[unseen].ravel())
+        if len(live_mentions):
+            entities, added = np.unique(live_mentions[:, 1], return_counts=True)
+            old = entities < existing
+            first_seen = entities[old][self.support.counts(None, entities[old]) == added[old]]
+            changed.append(with_synonyms(self, first_seen))
+        self._rehide(np.concatenate(changed) if changed else np.zeros(0, dtype=np.int64))
+
+    def _rehide(self, vertices: np.ndarray) -> None:
+        vertices = np.unique(np.asarray(vertices, dtype=np.int64))
+        if len(vertices):
+            self.hidden[vertices] = unwalkable(self, vertices)
 
     def _add_facts(self, facts: list[tuple[int, str, int, int]]) -> None:
         if not facts:
@@ -215,6 +240,10 @@ class GraphProjection:
             mine = self.space_code[changing] == code
             self.moves.append((code, *self.support.change(code, entities[mine[owners]], delta,
                                                           delta * int(mine.sum()))))
+        distinct, moved = np.unique(entities, return_counts=True)
+        now = self.support.counts(None, distinct)
+        flipped = distinct[now == moved] if live else distinct[now == 0]  # first or last live mention
+        self._rehide(np.concatenate([touched_by(self, changing), with_synonyms(self, flipped)]))
         self.version += 1
 
     def impact(self, passage_ids: list[str], spaces: Spaces = None) -> Impact:
@@ -321,6 +350,11 @@ class GraphProjection:
         p.kind_counts = np.array(arrays["kind_counts"], dtype=np.int64)
         p.retired = int((p.is_passage.values & ~p.live.values).sum())
         p._recount()
+        p.hidden = Column(np.float64, np.zeros(p.vertex_count))
+        entities = np.flatnonzero(~p.is_passage.values)
+        unseen = entities[p.support.counts(None, entities) == 0]
+        p._rehide(np.concatenate([touched_by(p, np.flatnonzero(p.is_passage.values & ~p.live.values)),
+                                  with_synonyms(p, unseen)]))
         return p
 
     def _recount(self) -> None:

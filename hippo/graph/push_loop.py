@@ -88,14 +88,24 @@ def _walkable_entries(u, indptrs, targets, weights, vias, kinds, is_passage, liv
 
 
 @numba.njit(cache=True, nogil=True)
+def _open_strength(v, strength, hidden):  # noqa: ANN001, ANN202
+    """``v``'s strength over every entry some reader may walk: exact for a reader of every space,
+    an upper bound for any other."""
+    if v < len(hidden):
+        return strength[v] - hidden[v]
+    return strength[v]
+
+
+@numba.njit(cache=True, nogil=True)
 def _first_threshold(v, epsilon, strength, mention_weight, is_passage, live, space_code, readable,  # noqa: ANN001, ANN202
-                     dense_counts, sparse_keys, sparse_values, visible, known):
+                     dense_counts, sparse_keys, sparse_values, hidden, covers, visible, known):
     """For a reader who does not see everything: a lower bound of the residual at which a vertex the
     walk has just touched is pushed (epsilon times its strength over the entries the reader may walk,
-    at least 1), made exact only if the residual reaches it. An entity: one mention per visible
-    passage of it (a hub is then rarely read in full). A visible passage: its strength, exact,
-    since each of its entries is a mention read from it. (No strength is ``known`` before its vertex
-    is touched: ``known`` is cleared after every walk.)"""
+    at least 1), made exact only if the residual reaches it. An entity: for a reader of every space,
+    its strength less what no one may walk, exact; for another, one mention per visible passage of
+    it (a hub is then rarely read in full). A visible passage: its strength, exact, since each of
+    its entries is a mention read from it. (No strength is ``known`` before its vertex is touched:
+    ``known`` is cleared after every walk.)"""
     if is_passage[v]:
         code = space_code[v]
         if not live[v] or code < 0 or code >= len(readable) or not readable[code]:
@@ -103,13 +113,17 @@ def _first_threshold(v, epsilon, strength, mention_weight, is_passage, live, spa
         visible[v] = strength[v]
         known[v] = 1
         return epsilon * max(strength[v], 1.0)
+    if covers:
+        visible[v] = _open_strength(v, strength, hidden)
+        known[v] = 1
+        return epsilon * max(visible[v], 1.0)
     return epsilon * max(mention_weight * _seen_count(v, dense_counts, sparse_keys, sparse_values), 1.0)
 
 
 @numba.njit(cache=True, nogil=True)
 def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, damping, epsilon,  # noqa: ANN001, ANN201, C901
          check, is_passage, live, space_code, readable, dense_counts, sparse_keys, sparse_values, mention_weight,
-         state, estimate, queue, touched, visible, known):
+         hidden, covers, state, estimate, queue, touched, visible, known):
     """Sequential forward push from ``restart`` (normalized) at ``restart_at``.
 
     ``state`` holds, per vertex ``v``, its residual at ``2 v`` and its push
@@ -140,9 +154,10 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
         state[2 * v] += restart[i]
         if state[2 * v + 1] == 0.0:
             threshold = epsilon * max(strength[v], 1.0)
-            if check:
+            if check and not (covers and v < len(hidden) and hidden[v] == 0.0):
                 threshold = _first_threshold(v, epsilon, strength, mention_weight, is_passage, live, space_code,
-                                             readable, dense_counts, sparse_keys, sparse_values, visible, known)
+                                             readable, dense_counts, sparse_keys, sparse_values, hidden, covers,
+                                             visible, known)
             state[2 * v + 1] = -threshold
             touched[count] = v
             count += 1
@@ -159,8 +174,10 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
         estimate[u] += (1.0 - damping) * mass
         pushes += 1
         total = strength[u]  # with nothing hidden every entry is walkable
-        runs, degree, walkable = RUNS, 0, 0
-        if check:  # else only the reader's entries count, read into ``kept_*`` and walked from there
+        runs, degree, walkable, kept = RUNS, 0, 0, False
+        # else only the reader's entries count, read into ``kept_*`` and walked from there; for a reader
+        # of every space, only at a vertex holding an entry no one may walk (after a forget: a few)
+        if check and not (covers and u < len(hidden) and hidden[u] == 0.0):
             for r in range(RUNS):
                 ptr = indptrs[r]
                 if u + 1 < len(ptr):
@@ -174,11 +191,11 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
             visible[u] = total
             known[u] = 1
             state[2 * u + 1] = epsilon * max(total, 1.0)  # exact from here on
-            runs = 1
+            runs, kept = 1, True
         if total > 0.0:
             share = damping * mass / total
             for r in range(runs):
-                if check:
+                if kept:
                     tg, wt, first, last = kept_targets, kept_weights, 0, walkable
                     edges += degree
                 else:
@@ -194,19 +211,20 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
                     threshold = state[2 * v + 1]
                     if threshold == 0.0:
                         threshold = epsilon * max(strength[v], 1.0)
-                        if check:
+                        if check and not (covers and v < len(hidden) and hidden[v] == 0.0):
                             threshold = _first_threshold(v, epsilon, strength, mention_weight, is_passage, live,
                                                          space_code, readable, dense_counts, sparse_keys,
-                                                         sparse_values, visible, known)
+                                                         sparse_values, hidden, covers, visible, known)
                         state[2 * v + 1] = threshold
                         touched[count] = v
                         count += 1
                     # written out here and below: as a helper function (even inlined) this check
                     # doubled the walk's time at 100k passages (35 -> 80 ms a recall)
                     if 0.0 < threshold <= residual:
-                        # below the strength over every entry, whether it is pushed depends on the
-                        # entries the reader may walk; at or above it, it is pushed either way
-                        if check and not known[v] and residual < epsilon * max(strength[v], 1.0):
+                        # below the strength over every entry some reader may walk, whether it is pushed
+                        # depends on the entries this one may; at or above it, it is pushed either way
+                        if (check and not covers and not known[v]
+                                and residual < epsilon * max(_open_strength(v, strength, hidden), 1.0)):
                             threshold = state[2 * v + 1] = epsilon * max(_read_strength(
                                 v, indptrs, targets, weights, vias, kinds, is_passage, live, space_code, readable,
                                 dense_counts, sparse_keys, sparse_values, visible, known, no_targets, no_weights), 1.0)
@@ -223,7 +241,8 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
                 state[2 * v] = residual
                 threshold = state[2 * v + 1]
                 if 0.0 < threshold <= residual:
-                    if check and not known[v] and residual < epsilon * max(strength[v], 1.0):
+                    if (check and not covers and not known[v]
+                            and residual < epsilon * max(_open_strength(v, strength, hidden), 1.0)):
                         threshold = state[2 * v + 1] = epsilon * max(_read_strength(
                             v, indptrs, targets, weights, vias, kinds, is_passage, live, space_code, readable,
                             dense_counts, sparse_keys, sparse_values, visible, known, no_targets, no_weights), 1.0)

@@ -52,7 +52,8 @@ class GraphView:
     spaces: Spaces
     codes: np.ndarray | None  # readable space codes; None: every space
     version: int
-    everything: bool  # no edge to hide: every space readable and nothing retired
+    covers: bool  # every space holding a live passage is readable: what it walks is ``strength - hidden``
+    everything: bool  # no edge to hide: covers, and nothing retired
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -64,7 +65,7 @@ class GraphView:
         present = projection.support.spaces_with_passages()
         covers = codes is None or bool(np.isin(present, codes).all())
         return cls(projection=projection, spaces=spaces, codes=codes, version=projection.version,
-                   everything=covers and projection.retired == 0)
+                   covers=covers, everything=covers and projection.retired == 0)
 
     # -- what is visible -------------------------------------------------------------
 
@@ -141,11 +142,14 @@ class GraphView:
 
     def walk_strength(self, vertices: np.ndarray) -> np.ndarray:
         """The summed weight of each vertex's visible edges: exactly what a walk divides by
-        (``strength`` is an upper bound; reading the edges costs their number, so only when
-        something is hidden)."""
+        (``strength`` is an upper bound; reading the edges costs their number, so only for a
+        reader of some spaces: a reader of all of them walks all but what no one may)."""
         vertices = np.asarray(vertices, dtype=np.int64)
         if self.everything:
             return self.projection.strength[vertices]
+        if self.covers:
+            strength, hidden = self.projection.strength[vertices], self.projection.hidden[vertices]
+            return np.where(hidden < strength * (1.0 - 1e-12), strength - hidden, 0.0)  # all hidden: 0, not a residue
         owners, columns = self.entries(vertices)
         return np.bincount(owners, weights=columns["weights"].astype(np.float64), minlength=len(vertices))
 
