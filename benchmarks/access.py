@@ -11,7 +11,10 @@ dataset's questions, measured in one run:
 - ``B scoped``: store B, the same user: half the graph is hidden from them
   (the walk runs on their view, cached per read set);
 - ``B admin``: store B through ``ScopedMemory`` as an admin, who sees both
-  halves (twice the visible graph, for scale).
+  halves (twice the visible graph, for scale);
+- ``A forgot one``: store A again (a copy, indexed the same way), after one
+  memory was remembered and forgotten: the forgotten passage's edges stay in
+  the graph, unwalked, so every reader walks a checked path.
 
 The overhead of access control is ``B scoped`` against ``A engine`` (and
 ``A scoped``). Hybrid ``retrieve`` is measured the same way.
@@ -90,6 +93,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         a, a_index_s = build(Path(scratch) / "a.db", [(visible, "org")], embedder)
         log(f"indexing store B ({len(visible)} in org + {len(hidden)} in {RESTRICTED})")
         b, b_index_s = build(Path(scratch) / "b.db", [(visible, "org"), (hidden, RESTRICTED)], embedder)
+        log(f"indexing store A again ({len(visible)} documents in org), then remembering and forgetting one memory")
+        forgot, _ = build(Path(scratch) / "forgot.db", [(visible, "org")], embedder)
+        forgot.forget(forgot.remember("A passing note about a meeting in Lisbon, to be forgotten.").uid)
         try:
             cases = {
                 "A engine": (a.recall, lambda q: a.retrieve(q, k=10, mode="hybrid")),
@@ -99,6 +105,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                              lambda q: ScopedMemory(b, user).retrieve(q, k=10, mode="hybrid")),
                 "B admin": (ScopedMemory(b, admin_principal()).recall,
                             lambda q: ScopedMemory(b, admin_principal()).retrieve(q, k=10, mode="hybrid")),
+                "A forgot one": (forgot.recall, lambda q: forgot.retrieve(q, k=10, mode="hybrid")),
             }
             with igraph_single_thread():
                 samples: dict[str, dict[str, dict[str, list[float]]]] = {
@@ -119,10 +126,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             runs["A scoped"]["passages_visible"] = len(visible_passages(a, user.read_spaces()))
             runs["B scoped"]["passages_visible"] = len(visible_passages(b, user.read_spaces()))
             runs["B admin"]["passages_visible"] = b.graph_stats()["passages"]
+            runs["A forgot one"]["passages_visible"] = forgot.graph_stats()["passages"]
             graphs = {"A": a.graph_stats(), "B": b.graph_stats()}
         finally:
-            a.close()
-            b.close()
+            for memory in (a, b, forgot):
+                memory.close()
     return {"dataset": dataset.name, "documents_visible": len(visible), "documents_restricted": len(hidden),
             "questions": len(questions), "repeat": args.repeat, "index_s": {"A": a_index_s, "B": b_index_s},
             "graphs": graphs, "runs": runs}
@@ -146,7 +154,8 @@ def render(record: dict[str, Any]) -> str:
         f"Machine: {machine_line(record['machine'])}.", "",
         f"Store A: {record['documents_visible']} documents in org ({graphs['A']['passages']} passages). "
         f"Store B: the same plus {record['documents_restricted']} documents in {RESTRICTED} "
-        f"({graphs['B']['passages']} passages in all). {record['questions']} questions x {record['repeat']} "
+        f"({graphs['B']['passages']} passages in all). \"A forgot one\": store A built again, then one memory "
+        f"remembered and forgotten. {record['questions']} questions x {record['repeat']} "
         f"interleaved passes, after {record['warmup']} warm-up queries per case; SQLite; milliseconds.", "",
         markdown_table(["case", "visible passages", "recall p50", "recall p95", "recall p50 w/o embed",
                         "recall p50 vs A engine", "hybrid retrieve p50", "hybrid retrieve p95"], rows),
