@@ -2,6 +2,7 @@
 of every space walks by after a forget."""
 
 import numpy as np
+import pytest
 
 from hippo.graph import GraphProjection
 from hippo.graph.hidden import unwalkable
@@ -69,3 +70,21 @@ def test_a_reader_of_every_space_walks_after_a_forget_as_a_store_that_never_held
     np.testing.assert_allclose(got.scores, want.scores, rtol=1e-8, atol=0)
     # a store's strength adds weights at float64, a walk reads them at float32: 0.85 is 0.85000002
     np.testing.assert_allclose(after.walk_strength(want.vertices), never.walk_strength(want.vertices), rtol=1e-7)
+
+
+@pytest.mark.parametrize("spaces", [frozenset({"org", "user:ann"}), frozenset({"user:ann", "team:x"}),
+                                    frozenset({"org", "team:x", "user:bob"})])
+def test_what_a_reader_may_not_walk_is_what_its_view_hides(spaces):
+    """``unread`` (from the other spaces' passages) and ``hidden`` give each vertex the strength a
+    reader of some spaces walks: the sum of the entries its view keeps, vertex by vertex, after a
+    forget in a space it reads and one in a space it does not."""
+    projection = _projection(_corpus(400, seed=13, spaces=("org", "user:ann", "team:x")))
+    projection.retire(["p3", "p17", "p250"])
+    view = projection.view(spaces)
+    assert view.unread is not None and len(view.unread[0])
+    everything = np.arange(projection.vertex_count)
+    owners, columns = view.entries(everything)
+    want = np.bincount(owners, weights=columns["weights"].astype(np.float64), minlength=len(everything))
+    # where nothing is hidden from it, its strength is the store's (weights added at float64)
+    np.testing.assert_allclose(view.walk_strength(everything), want, rtol=1e-7, atol=1e-12)
+    assert projection.view(frozenset({"org"})).unread is None  # the others hold more than it reads: not worked out

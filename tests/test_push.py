@@ -273,12 +273,15 @@ def test_a_readers_walk_is_the_same_whatever_it_cannot_see():
     np.testing.assert_allclose(walks[0].scores, walks[1].scores, rtol=0, atol=1e-15)
 
 
-def test_a_readers_walk_is_the_walk_of_a_store_holding_only_what_it_sees():
+@pytest.mark.parametrize("unread_max", [20_000, 0])
+def test_a_readers_walk_is_the_walk_of_a_store_holding_only_what_it_sees(unread_max, monkeypatch):
     """A reader of "org" in a store that also holds a hidden space (hubs of "org"'s entities, entities
     of its own with synonyms to them) and a forgotten "org" passage walks as a store holding only
     the live "org" passages does: the same vertices pushed as often, the same scores. The walk
-    schedules a vertex by its strength over what the reader may walk, read only when its residual
-    lies between what the reader sees of it for sure and its strength over every entry."""
+    schedules a vertex by its strength over what the reader may walk: worked out by the view from
+    the hidden space's passages while they are few (``UNREAD_MAX``), else read only when its
+    residual lies between what the reader sees of it for sure and its strength over every entry."""
+    monkeypatch.setattr("hippo.graph.view.UNREAD_MAX", unread_max)
     visible = _corpus(400, seed=11)
     entities = sorted({e for batch in visible for e in batch.entities})
     rng = np.random.default_rng(4)
@@ -302,6 +305,7 @@ def test_a_readers_walk_is_the_walk_of_a_store_holding_only_what_it_sees():
     want = everything.pagerank(seeds, weights, 0.5, solver="push", epsilon=1e-4)
     view = shared.view(frozenset({"org"}))
     assert view.visibility.check and not everything.visibility.check  # each entry checked, or none
+    assert view.visibility.exact == (unread_max > 0)
     got = view.pagerank(seeds, weights, 0.5, solver="push", epsilon=1e-4)
     assert len(want.vertices) > 50 and np.array_equal(got.vertices, want.vertices)
     assert got.pushes == want.pushes

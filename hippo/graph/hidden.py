@@ -26,33 +26,70 @@ if TYPE_CHECKING:
     from hippo.graph.projection import GraphProjection
 
 
-def unwalkable(projection: GraphProjection, vertices: np.ndarray) -> np.ndarray:
-    """Per vertex, the weight of its entries no reader may walk (a relation or mention read from a
-    passage that is not live, a synonym with an entity no live passage mentions): 0 when there are
-    none, else its strength less the sum of the others, so that ``strength - hidden`` is what a
-    walk sums (the entries hold weights at float32; ``strength`` added them at float64)."""
-    projection.seal()
-    vertices = np.asarray(vertices, dtype=np.int64)
-    owners, columns = projection.edges.entries(vertices)
-    if not len(owners):
-        return np.zeros(len(vertices))
+def walkable(projection: GraphProjection, codes: np.ndarray | None, vertices: np.ndarray, owners: np.ndarray,
+             columns: dict[str, np.ndarray]) -> np.ndarray:
+    """Which of these entries (at ``vertices[owners]``) a reader of spaces ``codes`` (None: every
+    space) may walk: a relation or mention read from a live passage of those spaces, a synonym
+    between two entities such passages mention."""
     kinds, via = columns["kinds"], columns["via"].astype(np.int64)
-    hidden = np.zeros(len(owners), dtype=bool)
+    ok = np.zeros(len(owners), dtype=bool)
     read = kinds != SYNONYM
-    inside = (via >= 0) & (via < projection.vertex_count)
-    from_passage = np.zeros(len(owners), dtype=bool)
-    from_passage[inside] = projection.is_passage[via[inside]] & projection.live[via[inside]]
-    hidden[read] = ~from_passage[read]
+    inside = read & (via >= 0) & (via < projection.vertex_count)
+    at = via[inside]
+    from_passage = projection.is_passage[at] & projection.live[at]
+    if codes is not None:
+        from_passage &= np.isin(projection.space_code[at], codes)
+    ok[inside] = from_passage
     synonym = ~read
     if synonym.any():
         ends = np.concatenate([vertices[owners[synonym]], columns["targets"][synonym].astype(np.int64)])
-        seen = projection.support.counts(None, ends) > 0
+        seen = projection.support.counts(codes, ends) > 0
         half = int(synonym.sum())
-        hidden[synonym] = ~(seen[:half] & seen[half:])
-    weights = columns["weights"].astype(np.float64)
-    some = np.bincount(owners[hidden], minlength=len(vertices)) > 0
-    walkable = np.bincount(owners[~hidden], weights=weights[~hidden], minlength=len(vertices))
-    return np.where(some, projection.strength[vertices] - walkable, 0.0)
+        ok[synonym] = seen[:half] & seen[half:]
+    return ok
+
+
+def unwalkable(projection: GraphProjection, vertices: np.ndarray) -> np.ndarray:
+    """Per vertex, the weight of its entries no reader may walk: 0 when there are none, else its
+    strength less the sum of the others, so that ``strength - hidden`` is what a walk sums (the
+    entries hold weights at float32; ``strength`` added them at float64)."""
+    projection.seal()
+    vertices = np.asarray(vertices, dtype=np.int64)
+    owners, columns = projection.edges.entries(vertices)
+    ok = walkable(projection, None, vertices, owners, columns)
+    some = np.bincount(owners[~ok], minlength=len(vertices)) > 0
+    sums = np.bincount(owners[ok], weights=columns["weights"][ok].astype(np.float64), minlength=len(vertices))
+    return np.where(some, projection.strength[vertices] - sums, 0.0)
+
+
+def unread(projection: GraphProjection, codes: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """What a reader of spaces ``codes`` may not walk beyond ``hidden``: (sorted vertices, the weight
+    of their entries hidden from this reader and walkable by some other), or None when the spaces
+    it may not read hold more than ``most`` live passages (the walk then reads strengths as it goes).
+
+    Those are the entries of the other spaces' live passages, and the synonyms of entities only
+    those passages mention: found from the other spaces' passages, so this costs what they hold."""
+    support = projection.support
+    present = support.spaces_with_passages()
+    others = present[~np.isin(present, codes)]
+    if not len(others):
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    if int(support.passages[others].sum()) > most:
+        return None
+    projection.seal()
+    passages = np.flatnonzero(projection.is_passage.values & projection.live.values
+                              & np.isin(projection.space_code.values, others))
+    touched = touched_by(projection, passages)
+    entities = touched[~projection.is_passage[touched]]
+    theirs = entities[support.counts(codes, entities) == 0]  # each is mentioned by one of ``passages``
+    vertices = np.union1d(touched, with_synonyms(projection, theirs))
+    owners, columns = projection.edges.entries(vertices)
+    mine = walkable(projection, codes, vertices, owners, columns)
+    beyond = walkable(projection, None, vertices, owners, columns) & ~mine
+    some = np.bincount(owners[beyond], minlength=len(vertices)) > 0
+    sums = np.bincount(owners[mine], weights=columns["weights"][mine].astype(np.float64), minlength=len(vertices))
+    extra = projection.strength[vertices] - projection.hidden[vertices] - sums
+    return vertices[some], extra[some]
 
 
 def touched_by(projection: GraphProjection, passages: np.ndarray) -> np.ndarray:

@@ -71,7 +71,9 @@ class Visibility:
     sparse_values: np.ndarray  # ... and their summed counts
     mention_weight: float  # each visible passage's mention of an entity weighs this in its strength
     hidden: np.ndarray  # float64 per vertex: the strength of entries no reader may walk
-    covers: bool  # every space with a live passage readable: the walkable strength is ``strength - hidden``
+    exact: bool  # the walkable strength is ``strength - hidden - unread`` (else read in the walk)
+    unread_at: np.ndarray  # sorted vertices with entries only other readers may walk ...
+    unread: np.ndarray  # ... and those entries' weight (``hippo.graph.hidden.unread``)
 
     @classmethod
     def of(cls, view: GraphView) -> Visibility:
@@ -95,11 +97,14 @@ class Visibility:
         if len(pairs) > 1:  # one sorted pair: a vertex's counts in several small spaces add up
             keys, at = np.unique(keys, return_inverse=True)
             values = np.bincount(at, weights=values, minlength=len(keys)).astype(np.int64)
+        unread = view.unread
+        at, weight = unread if unread is not None else (_EMPTY[np.dtype(np.int64)], np.zeros(0))
         return cls(check=not view.everything, is_passage=p.is_passage.values, live=p.live.values,
                    space_code=p.space_code.values, readable=readable, dense_counts=tuple(dense),
                    sparse_keys=np.ascontiguousarray(keys, dtype=np.int64),
                    sparse_values=np.ascontiguousarray(values, dtype=np.int64),
-                   mention_weight=float(p.mention_weight), hidden=p.hidden.values, covers=view.covers)
+                   mention_weight=float(p.mention_weight), hidden=p.hidden.values, exact=unread is not None,
+                   unread_at=np.ascontiguousarray(at, dtype=np.int64), unread=np.ascontiguousarray(weight))
 
 
 @dataclass(frozen=True)
@@ -162,9 +167,8 @@ def compiled_push(view: GraphView, vertices: np.ndarray, weights: np.ndarray, da
     count, pushes, edges = walk(
         runs.indptrs, runs.targets, runs.weights, runs.vias, runs.kinds, projection.strength.values,
         restart_at, restart, float(damping), float(epsilon), v.check, v.is_passage, v.live, v.space_code,
-        v.readable, v.dense_counts, v.sparse_keys, v.sparse_values, v.mention_weight, v.hidden, v.covers, state,
-        estimate, queue[:n],
-        touched, visible, known)
+        v.readable, v.dense_counts, v.sparse_keys, v.sparse_values, v.mention_weight, v.hidden, v.exact, v.unread_at,
+        v.unread, state, estimate, queue[:n], touched, visible, known)
     reached = np.sort(touched[:count]).astype(np.int64)
     scores = estimate[reached]
     state[2 * reached] = 0.0

@@ -97,13 +97,34 @@ def _open_strength(v, strength, hidden):  # noqa: ANN001, ANN202
 
 
 @numba.njit(cache=True, nogil=True)
+def _unread_weight(v, unread_at, unread):  # noqa: ANN001, ANN202
+    """The weight of ``v``'s entries only other readers may walk (0: none)."""
+    if len(unread_at):
+        at = np.searchsorted(unread_at, v)
+        if at < len(unread_at) and unread_at[at] == v:
+            return unread[at]
+    return 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def _plain(v, hidden, unread_at):  # noqa: ANN001, ANN202
+    """Whether a reader whose strengths are ``exact`` may walk every entry of ``v``."""
+    if v >= len(hidden) or hidden[v] != 0.0:
+        return False
+    if len(unread_at):
+        at = np.searchsorted(unread_at, v)
+        return not (at < len(unread_at) and unread_at[at] == v)
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
 def _first_threshold(v, epsilon, strength, mention_weight, is_passage, live, space_code, readable,  # noqa: ANN001, ANN202
-                     dense_counts, sparse_keys, sparse_values, hidden, covers, visible, known):
+                     dense_counts, sparse_keys, sparse_values, hidden, exact, unread_at, unread, visible, known):
     """For a reader who does not see everything: a lower bound of the residual at which a vertex the
     walk has just touched is pushed (epsilon times its strength over the entries the reader may walk,
-    at least 1), made exact only if the residual reaches it. An entity: for a reader of every space,
-    its strength less what no one may walk, exact; for another, one mention per visible passage of
-    it (a hub is then rarely read in full). A visible passage: its strength, exact, since each of
+    at least 1), made exact only if the residual reaches it. An entity: where the view knows what its
+    reader may not walk (``exact``), its strength less that; else one mention per visible passage
+    of it (a hub is then rarely read in full). A visible passage: its strength, exact, since each of
     its entries is a mention read from it. (No strength is ``known`` before its vertex is touched:
     ``known`` is cleared after every walk.)"""
     if is_passage[v]:
@@ -113,8 +134,8 @@ def _first_threshold(v, epsilon, strength, mention_weight, is_passage, live, spa
         visible[v] = strength[v]
         known[v] = 1
         return epsilon * max(strength[v], 1.0)
-    if covers:
-        visible[v] = _open_strength(v, strength, hidden)
+    if exact:
+        visible[v] = _open_strength(v, strength, hidden) - _unread_weight(v, unread_at, unread)
         known[v] = 1
         return epsilon * max(visible[v], 1.0)
     return epsilon * max(mention_weight * _seen_count(v, dense_counts, sparse_keys, sparse_values), 1.0)
@@ -123,7 +144,7 @@ def _first_threshold(v, epsilon, strength, mention_weight, is_passage, live, spa
 @numba.njit(cache=True, nogil=True)
 def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, damping, epsilon,  # noqa: ANN001, ANN201, C901
          check, is_passage, live, space_code, readable, dense_counts, sparse_keys, sparse_values, mention_weight,
-         hidden, covers, state, estimate, queue, touched, visible, known):
+         hidden, exact, unread_at, unread, state, estimate, queue, touched, visible, known):
     """Sequential forward push from ``restart`` (normalized) at ``restart_at``.
 
     ``state`` holds, per vertex ``v``, its residual at ``2 v`` and its push
@@ -154,10 +175,10 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
         state[2 * v] += restart[i]
         if state[2 * v + 1] == 0.0:
             threshold = epsilon * max(strength[v], 1.0)
-            if check and not (covers and v < len(hidden) and hidden[v] == 0.0):
+            if check and not (exact and _plain(v, hidden, unread_at)):
                 threshold = _first_threshold(v, epsilon, strength, mention_weight, is_passage, live, space_code,
-                                             readable, dense_counts, sparse_keys, sparse_values, hidden, covers,
-                                             visible, known)
+                                             readable, dense_counts, sparse_keys, sparse_values, hidden, exact,
+                                             unread_at, unread, visible, known)
             state[2 * v + 1] = -threshold
             touched[count] = v
             count += 1
@@ -175,9 +196,9 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
         pushes += 1
         total = strength[u]  # with nothing hidden every entry is walkable
         runs, degree, walkable, kept = RUNS, 0, 0, False
-        # else only the reader's entries count, read into ``kept_*`` and walked from there; for a reader
-        # of every space, only at a vertex holding an entry no one may walk (after a forget: a few)
-        if check and not (covers and u < len(hidden) and hidden[u] == 0.0):
+        # else only the reader's entries count, read into ``kept_*`` and walked from there; where the
+        # view knows what its reader may not walk, only at a vertex holding such an entry
+        if check and not (exact and _plain(u, hidden, unread_at)):
             for r in range(RUNS):
                 ptr = indptrs[r]
                 if u + 1 < len(ptr):
@@ -211,10 +232,11 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
                     threshold = state[2 * v + 1]
                     if threshold == 0.0:
                         threshold = epsilon * max(strength[v], 1.0)
-                        if check and not (covers and v < len(hidden) and hidden[v] == 0.0):
+                        if check and not (exact and _plain(v, hidden, unread_at)):
                             threshold = _first_threshold(v, epsilon, strength, mention_weight, is_passage, live,
                                                          space_code, readable, dense_counts, sparse_keys,
-                                                         sparse_values, hidden, covers, visible, known)
+                                                         sparse_values, hidden, exact, unread_at, unread,
+                                                         visible, known)
                         state[2 * v + 1] = threshold
                         touched[count] = v
                         count += 1
@@ -223,7 +245,7 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
                     if 0.0 < threshold <= residual:
                         # below the strength over every entry some reader may walk, whether it is pushed
                         # depends on the entries this one may; at or above it, it is pushed either way
-                        if (check and not covers and not known[v]
+                        if (check and not exact and not known[v]
                                 and residual < epsilon * max(_open_strength(v, strength, hidden), 1.0)):
                             threshold = state[2 * v + 1] = epsilon * max(_read_strength(
                                 v, indptrs, targets, weights, vias, kinds, is_passage, live, space_code, readable,
@@ -241,7 +263,7 @@ def walk(indptrs, targets, weights, vias, kinds, strength, restart_at, restart, 
                 state[2 * v] = residual
                 threshold = state[2 * v + 1]
                 if 0.0 < threshold <= residual:
-                    if (check and not covers and not known[v]
+                    if (check and not exact and not known[v]
                             and residual < epsilon * max(_open_strength(v, strength, hidden), 1.0)):
                         threshold = state[2 * v + 1] = epsilon * max(_read_strength(
                             v, indptrs, targets, weights, vias, kinds, is_passage, live, space_code, readable,
