@@ -87,4 +87,4 @@ def test_what_a_reader_may_not_walk_is_what_its_view_hides(spaces):
     want = np.bincount(owners, weights=columns["weights"].astype(np.float64), minlength=len(everything))
     # where nothing is hidden from it, its strength is the store's (weights added at float64)
     np.testing.assert_allclose(view.walk_strength(everything), want, rtol=1e-7, atol=1e-12)
-    assert projection.view(frozenset({"org"})).unread is None  # the others hold more than it reads: not worked out
+    assert projection.view(frozenset({"user:nobody"})).unread is None  # it sees nothing: not worked out

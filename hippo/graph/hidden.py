@@ -12,6 +12,11 @@ the passages retired or revived (at the passage, the entities it mentions and
 its facts' ends) and the synonyms of entities whose last live mention came or
 went. Each of those vertices is summed again from its entries, never patched
 by a difference, so no rounding piles up over many forgets.
+
+A reader of some spaces also misses what only the other spaces' passages
+hold: ``unread`` works that out for one view, from those passages (so it
+costs what they hold, plus one pass over the vertices to find them), and the
+walk then knows that reader's strengths too.
 """
 
 from __future__ import annotations

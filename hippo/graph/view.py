@@ -32,7 +32,8 @@ if TYPE_CHECKING:  # the projection builds its views: it imports this module, no
     from hippo.graph.projection import GraphProjection
 
 Solver = Literal["auto", "exact", "push"]
-UNREAD_MAX = 20_000  # live passages a reader may not read up to which its view works out what they hide
+UNREAD_MAX = 20_000  # live passages a reader may not read up to which its view works out what they hide ...
+UNREAD_RATIO = 4  # ... and at most this many times those it sees
 FIRST_CHUNK = 64  # mention entries scanned at a time when looking for an entity's first visible passage
 
 
@@ -215,12 +216,14 @@ class GraphView:
     def unread(self) -> tuple[np.ndarray, np.ndarray] | None:
         """What this reader may not walk beyond what no one may (``hippo.graph.hidden.unread``):
         worked out once per view (it costs what the other spaces hold: on 2Wiki ~25 us a passage)
-        while they hold no more live passages than the reader's own and ``UNREAD_MAX`` (a reader of
-        an organisation's space beside users' memories); else None, and the walk reads strengths
-        as it goes (a reader of a small space walks a small graph)."""
+        while they hold at most ``UNREAD_RATIO`` times the live passages the reader sees and at most
+        ``UNREAD_MAX`` (a reader of an organisation's space beside users' memories, or of one half
+        of a store); else None, and the walk reads strengths as it goes (a reader of a small space
+        walks a small graph)."""
         if "unread" not in self._cache:
             self._cache["unread"] = ((np.zeros(0, dtype=np.int64), np.zeros(0)) if self.covers
-                                     else unread(self.projection, self.codes, min(UNREAD_MAX, self.passage_total)))
+                                     else unread(self.projection, self.codes,
+                                                   min(UNREAD_MAX, UNREAD_RATIO * self.passage_total)))
         return self._cache["unread"]
 
     @property
