@@ -4,7 +4,8 @@ A view holds only the codes of the spaces it may read; visibility is decided
 per vertex or per edge entry when something is read, from per-space counts
 the writes keep current. Nothing here scans every vertex on the query path:
 ``passage_vertices`` and the exact solver's matrix are whole-graph and are
-built only for small graphs, tests and inspection.
+built only for small graphs, tests and inspection (``unread`` finds the other
+spaces' passages in one pass, once per view and store version).
 
 Visibility: a passage when it is live and in a readable space; an entity when
 a visible passage mentions it; a relation or mention edge when the passage it
@@ -144,9 +145,9 @@ class GraphView:
         return owners[keep], {name: values[keep] for name, values in columns.items()}
 
     def walk_strength(self, vertices: np.ndarray) -> np.ndarray:
-        """The summed weight of each vertex's visible edges: exactly what a walk divides by
-        (``strength`` is an upper bound; reading the edges costs their number, so only for a
-        reader of some spaces: a reader of all of them walks all but what no one may)."""
+        """The summed weight of each vertex's visible edges: exactly what a walk divides by.
+        ``strength`` less what no one may walk and what this reader may not (``unread``), where
+        the view works that out; else read from the edges, which costs their number."""
         vertices = np.asarray(vertices, dtype=np.int64)
         if self.everything:
             return self.projection.strength[vertices]
