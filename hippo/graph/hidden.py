@@ -97,11 +97,12 @@ def unread(projection: GraphProjection, codes: np.ndarray, most: int) -> tuple[n
     return vertices[some], extra[some]
 
 
-def touched_by(projection: GraphProjection, passages: np.ndarray) -> np.ndarray:
+def touched_by(projection: GraphProjection, passages: np.ndarray, mentioned: np.ndarray | None = None) -> np.ndarray:
     """The vertices holding entries read from these passages: the passages, the entities they
-    mention, their facts' subjects and objects."""
+    mention (``mentioned``, when the caller has read them already), their facts' subjects and objects."""
     passages = np.asarray(passages, dtype=np.int64)
-    _, mentioned = projection.mentions_of(passages)
+    if mentioned is None:
+        _, mentioned = projection.mentions_of(passages)
     first, count = projection.fact_first[passages], projection.fact_count[passages].astype(np.int64)
     has = first >= 0
     first, count = first[has], count[has]

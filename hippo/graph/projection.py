@@ -243,7 +243,7 @@ class GraphProjection:
         distinct, moved = np.unique(entities, return_counts=True)
         now = self.support.counts(None, distinct)
         flipped = distinct[now == moved] if live else distinct[now == 0]  # first or last live mention
-        self._rehide(np.concatenate([touched_by(self, changing), with_synonyms(self, flipped)]))
+        self._rehide(np.concatenate([touched_by(self, changing, entities), with_synonyms(self, flipped)]))
         self.version += 1
 
     def impact(self, passage_ids: list[str], spaces: Spaces = None) -> Impact:

@@ -108,7 +108,8 @@ def _unread_weight(v, unread_at, unread):  # noqa: ANN001, ANN202
 
 @numba.njit(cache=True, nogil=True)
 def _plain(v, hidden, unread_at):  # noqa: ANN001, ANN202
-    """Whether a reader whose strengths are ``exact`` may walk every entry of ``v``."""
+    """Whether a reader whose strengths are ``exact`` may walk every entry of ``v``. (The lookup of
+    ``_unread_weight`` written out: calling it from here cost ~1.5 ms a 2Wiki walk, 6.9 against 5.3.)"""
     if v >= len(hidden) or hidden[v] != 0.0:
         return False
     if len(unread_at):
