@@ -300,6 +300,18 @@ def _read_line(proc: subprocess.Popen, timeout: float) -> str:
         selector.close()
 
 
+def _wait_for_no_other_transactions(server: dict[str, str], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        running = _cypher(server, "SHOW TRANSACTIONS YIELD transactionId, currentQuery "
+                                  "WHERE NOT coalesce(currentQuery, '') STARTS WITH 'SHOW TRANSACTIONS' "
+                                  "RETURN transactionId, currentQuery")
+        if not running:
+            return
+        assert time.monotonic() < deadline, f"transactions still open after {timeout} s: {running}"
+        time.sleep(0.2)
+
+
 def test_killing_a_writer_mid_transaction_leaves_the_graph_consistent(neo4j_store, neo4j_server, tmp_path):
     neo4j_store().close()  # wiped and schema'd
     rng = random.Random(7)
@@ -332,6 +344,9 @@ def test_killing_a_writer_mid_transaction_leaves_the_graph_consistent(neo4j_stor
             proc.kill()
             proc.wait(30)
     assert kills_mid_write >= rounds - 1, "the kills should land inside a write transaction"
+    # A kill can land after the child sent COMMIT: the server then finishes that commit on its own
+    # time. Read the graph once no transaction of a dead child is left open or committing.
+    _wait_for_no_other_transactions(neo4j_server)
 
     # Every batch is all or nothing, and every passage has all its mentions and facts.
     batches = _cypher(neo4j_server, """
