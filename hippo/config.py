@@ -79,7 +79,9 @@ class Settings(BaseSettings):
     vector_exact_max: int = Field(20_000, ge=1, description="a space's vectors searched exactly up to this many")
     vector_recall: float = Field(0.99, gt=0.0, le=1.0, description="recall@10 an approximate (HNSW) index is "
                                  "calibrated to when trained")
-    vector_rerank: int = Field(8, ge=1, description="an approximate search re-scores rerank x k candidates exactly")
+    # 8 was for IVF-PQ's coarse codes; HNSW's 8-bit codes need less: on 100k synthetic passages a k-200 search
+    # kept 0.994 of the exact top 200 at 4 (2.2 ms) against 0.997 at 8 (4.2 ms).
+    vector_rerank: int = Field(4, ge=1, description="an approximate search re-scores rerank x k candidates exactly")
     derived_cache: bool = Field(True, description="save the derived indexes beside a SQLite file store")
 
     # Store-side reads (hippo.memory.store_source): a Neo4j store served by queries, no graph copy in the process.

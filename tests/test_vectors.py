@@ -136,3 +136,25 @@ def test_a_graph_grown_by_adds_is_calibrated_again_each_time_it_doubles():
     now = recall()
     shard.ef = calibrations[0][1]
     assert now > recall() + 0.2  # measured: 0.92 against 0.49 with the walk fitted at 600 rows
+
+
+def test_calibration_stops_where_a_wider_walk_finds_no_more():
+    """Where the graph cannot reach ``recall`` at any width, ``ef`` stops at the plateau rather than
+    at ``max_ef``, and the walk it stops at finds nearly what the widest one does."""
+    rng = np.random.default_rng(9)
+    vectors = _clustered(rng, 4_000, centres=12)
+    labels = np.arange(len(vectors))
+    gather = vectors.__getitem__
+    unreachable = {"recall": 1.01, "min_ef": 16}
+    stopping = HnswShard.built(labels, gather, AnnSettings(**unreachable))
+    walking = HnswShard.built(labels, gather, AnnSettings(**unreachable, plateau=-1.0))
+    assert walking.ef == AnnSettings().max_ef
+    assert stopping.ef < walking.ef / 2
+    queries = _clustered(rng, 100, centres=12)
+
+    def recall(ef: int) -> float:
+        found = stopping.search(queries, 10, gather, ef=ef)
+        return float(np.mean([len(set(got.tolist()) & set(_exact(vectors, labels, q, 10))) / 10
+                              for (_, got), q in zip(found, queries, strict=True)]))
+
+    assert recall(stopping.ef) >= recall(walking.ef) - 0.03

@@ -84,9 +84,16 @@ class AnnSettings:
     near_noise: float = 0.75  # near queries (cosine ~0.8: synonym linking)
     near_floor: float = 0.8  # ... of which only neighbours at least this close are wanted
     links: int = 32  # HNSW M
-    build_ef: int = 40  # efConstruction
+    # efConstruction. A better-linked graph is found by a narrower walk: on 300k synthetic fact vectors,
+    # recall@10 0.988 at ef 384 where 40 (the first default) needed 1,024 for 0.989, for a 1.7x slower build.
+    build_ef: int = 100
     min_ef: int = 128  # real MuSiQue phrases needed ~128 for recall@1 0.995 where noisy copies needed 40
     max_ef: int = 1_024
+    # A walk 1.5x wider that finds less than this more of the true top 10 is not worth its cost: where
+    # ``recall`` is out of reach (the graph, not the walk, limits it) calibration stops at the plateau
+    # instead of walking at ``max_ef`` for a few hundredths.
+    plateau: float = 0.004
+    plateau_from: float = 0.95  # ... once it finds this much: below, a flat step is a graph still being navigated
     rerank: int = 4  # a search re-scores rerank x k candidates exactly
     min_rerank: int = 40
     rebuild_dead: float = 0.25  # share of removed records at which a graph is rebuilt
@@ -258,17 +265,25 @@ class HnswShard:
     def _calibrate(self, queries: np.ndarray, best: np.ndarray, gather: Gather, ef: int,
                    floor: float = -np.inf) -> int:
         """The smallest ``ef`` (from ``ef``, x1.5 a step) whose re-ranked top 10 holds
-        ``settings.recall`` of the exact top 10 at or above ``floor`` (ties count as found)."""
-        while True:
-            hits = []
-            for (scores, _), exact in zip(self.search(queries, 10, gather, ef=ef), best, strict=True):
-                wanted = int((exact >= floor).sum())
-                got = np.sort(scores)[::-1][:wanted]
-                hits.append(float((got >= exact[wanted - 1] - 1e-6).sum()) / wanted if wanted else 1.0)
-            recall = float(np.mean(hits))
-            if recall >= self.settings.recall or ef >= self.settings.max_ef:
-                return ef
-            ef = min(int(ef * 1.5), self.settings.max_ef)
+        ``settings.recall`` of the exact top 10 at or above ``floor`` (ties count as found), or the
+        last before a step that gained less than ``settings.plateau`` past ``settings.plateau_from``."""
+        ef = max(ef, self.settings.min_rerank, self.settings.rerank * 10)  # a search walks its shortlist's width
+        recall = self._recall_at(queries, best, gather, ef, floor)
+        while recall < self.settings.recall and ef < self.settings.max_ef:
+            wider = min(int(ef * 1.5), self.settings.max_ef)
+            found = self._recall_at(queries, best, gather, wider, floor)
+            if recall >= self.settings.plateau_from and found - recall < self.settings.plateau:
+                break
+            ef, recall = wider, found
+        return ef
+
+    def _recall_at(self, queries: np.ndarray, best: np.ndarray, gather: Gather, ef: int, floor: float) -> float:
+        hits = []
+        for (scores, _), exact in zip(self.search(queries, 10, gather, ef=ef), best, strict=True):
+            wanted = int((exact >= floor).sum())
+            got = np.sort(scores)[::-1][:wanted]
+            hits.append(float((got >= exact[wanted - 1] - 1e-6).sum()) / wanted if wanted else 1.0)
+        return float(np.mean(hits))
 
     def __len__(self) -> int:
         return int(self.index.ntotal) - self._dead_count
