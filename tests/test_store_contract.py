@@ -10,7 +10,7 @@ import pytest
 from hippo.errors import EmbeddingModelMismatch
 from hippo.ids import text_hash
 from hippo.models import DocumentRecord, Entity, Fact, Mention, Passage, Synonym
-from hippo.store import SQLiteStore, Store, WriteBatch, embed_hash
+from hippo.store import SQLiteStore, Store, WriteBatch, embed_hash, sqlite_embedding
 
 DIM = 4
 
@@ -300,7 +300,7 @@ def test_non_ascii_text_and_document_fields_round_trip(store):
     assert store.write(WriteBatch(documents=[doc])) == 1  # the same document (meta and all) is no change
 
 
-def test_batches_larger_than_one_statement(store):
+def test_batches_larger_than_one_statement(store, monkeypatch):
     n = 1_234
     passages = [Passage(id=f"passage:{i}", doc_id="doc:big", index=i, text=f"text {i}") for i in range(n)]
     entities = [Entity(id=f"entity:{i}", name=f"E{i}", key=f"e{i}") for i in range(n)]
@@ -314,7 +314,11 @@ def test_batches_larger_than_one_statement(store):
     assert store.write(batch) == 1
     assert store.counts() == {"documents": 1, "passages": n, "entities": n, "facts": n, "mentions": n,
                               "synonyms": 0}
-    assert store.load_vectors("entity")[0] == [e.id for e in entities]
+    ids, _, matrix = store.load_vectors("entity")
+    assert ids == [e.id for e in entities]
+    assert np.array_equal(matrix[[0, 617, n - 1]], np.stack([_vector(n), _vector(n + 617), _vector(2 * n - 1)]))
+    monkeypatch.setattr(sqlite_embedding, "_VECTOR_BATCH", 100)  # SQLite reads the vectors in 13 batches
+    assert store.load_vectors("entity")[0] == ids and np.array_equal(store.load_vectors("entity")[2], matrix)
     assert store.load_vectors("fact")[0] == []  # no fact vector was given
     assert len(store.existing_ids([*(p.id for p in passages), *(f"fact:{i}" for i in range(n))])) == 2 * n
     assert store.write(batch) == 1

@@ -72,7 +72,7 @@ _single_threaded_blas()
 
 Gather = Callable[[np.ndarray], np.ndarray]
 """Labels -> their float32 vectors (the exact scores of a shortlist)."""
-CHUNK = 262_144  # vectors gathered at a time when building a graph
+CHUNK = 65_536  # vectors gathered at a time when building a graph (each chunk scored by 256 queries too)
 
 
 @dataclass(frozen=True)

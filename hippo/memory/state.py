@@ -117,7 +117,8 @@ class DerivedState:
             if kind == "fact" and len(known) < len(ids):
                 raise KeyError("fact vectors ahead of the graph")
             labels = np.array([where[ids[i]] for i in known], dtype=np.int64)
-            index.add(labels, text_key([hashes[i] for i in known]), matrix[known])
+            index.add(labels, text_key([hashes[i] for i in known]), matrix if len(known) == len(ids) else matrix[known])
+            del matrix  # before the next kind's: at 1M facts a matrix is 1.5 GB
             held = {ids[i] for i in known}
             records = {"passage": [pid for pid, _ in data.passages], "entity": data.entities,
                        "fact": [f[0] for f in data.facts]}[kind]
@@ -125,8 +126,9 @@ class DerivedState:
         for pid, title in data.titles.items():
             state.titles.add(vertex[pid], title)
         passage_labels = np.array([vertex[pid] for pid, _ in data.passages], dtype=np.int64)
-        state._place_passages(passage_labels)
         entities = np.array([vertex[e] for e in data.entities], dtype=np.int64)
+        del data, fact_row  # the graph as Python objects (~1.5 GB at 1M facts) is not needed to build the graphs
+        state._place_passages(passage_labels)
         for code in range(len(p.space_names)):
             state.entities.include(code, entities[p.support.counts(np.array([code]), entities) > 0])
         return state

@@ -117,7 +117,8 @@ class VectorIndex:
         labels = labels[pick]
         if not len(labels):
             return labels
-        start = self.store.append(np.asarray(vectors, dtype=np.float32)[pick])
+        vectors = np.asarray(vectors, dtype=np.float32)
+        start = self.store.append(vectors if pick.all() else vectors[pick])  # a rebuild adds 1M facts at once
         self.keys.append(np.asarray(keys, dtype=np.uint64)[pick])
         self.label_of.append(labels)
         self.slot_of.extend_to(int(labels.max()) + 1, -1)

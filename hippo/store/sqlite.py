@@ -99,6 +99,19 @@ class SQLiteStore(SQLiteEmbeddings):
             else:
                 self._db.execute("COMMIT")
 
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """Reads that see one state of the file (a read transaction), or the caller's transaction."""
+        with self._lock:
+            if self._db.in_transaction:
+                yield self._db
+                return
+            self._db.execute("BEGIN")
+            try:
+                yield self._db
+            finally:
+                self._db.execute("COMMIT")
+
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
@@ -235,25 +248,6 @@ class SQLiteStore(SQLiteEmbeddings):
                 if a in live and b in live
             ]
         return GraphData(passages, entities, facts, mentions, synonyms, texts, titles)
-
-    _VECTOR_QUERIES = {
-        "passage": "SELECT r.id, r.embed_hash, v.vector FROM passages r JOIN vectors v "
-                   "ON v.hash = r.embed_hash WHERE r.forgotten_at IS NULL ORDER BY r.rowid",
-        "entity": "SELECT r.id, r.embed_hash, v.vector FROM entities r JOIN vectors v "
-                  "ON v.hash = r.embed_hash ORDER BY r.rowid",
-        "fact": "SELECT r.id, r.embed_hash, v.vector FROM facts r JOIN passages p ON p.id = r.passage_id "
-                "JOIN vectors v ON v.hash = r.embed_hash WHERE p.forgotten_at IS NULL ORDER BY r.rowid",
-    }
-
-    def load_vectors(self, kind: VectorKind) -> tuple[list[str], list[str], np.ndarray]:
-        with self._lock:
-            rows = self._db.execute(self._VECTOR_QUERIES[kind]).fetchall()
-        bound = self.embedding_model()
-        dim = bound[1] if bound else 0
-        if not rows:
-            return [], [], np.zeros((0, dim), dtype=np.float32)
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        return [r[0] for r in rows], [r[1] for r in rows], matrix
 
     def _records(self, select: str, ids: Iterable[str], build: Callable[[sqlite3.Row], R]) -> list[R]:
         """Records by id, in the order asked, unknown ids left out. ``select`` ends in ``WHERE id IN``."""
