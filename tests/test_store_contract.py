@@ -318,7 +318,8 @@ def test_batches_larger_than_one_statement(store, monkeypatch):
     assert ids == [e.id for e in entities]
     assert np.array_equal(matrix[[0, 617, n - 1]], np.stack([_vector(n), _vector(n + 617), _vector(2 * n - 1)]))
     monkeypatch.setattr(sqlite_embedding, "_VECTOR_BATCH", 100)  # SQLite reads the vectors in 13 batches
-    assert store.load_vectors("entity")[0] == ids and np.array_equal(store.load_vectors("entity")[2], matrix)
+    again_ids, _, again = store.load_vectors("entity")
+    assert again_ids == ids and np.array_equal(again, matrix)
     assert store.load_vectors("fact")[0] == []  # no fact vector was given
     assert len(store.existing_ids([*(p.id for p in passages), *(f"fact:{i}" for i in range(n))])) == 2 * n
     assert store.write(batch) == 1

@@ -267,7 +267,7 @@ class HnswShard:
         """The smallest ``ef`` (from ``ef``, x1.5 a step) whose re-ranked top 10 holds
         ``settings.recall`` of the exact top 10 at or above ``floor`` (ties count as found), or the
         last before a step that gained less than ``settings.plateau`` past ``settings.plateau_from``."""
-        ef = max(ef, self.settings.min_rerank, self.settings.rerank * 10)  # a search walks its shortlist's width
+        ef = max(ef, self._shortlist(10))  # a search walks at least its shortlist's width
         recall = self._recall_at(queries, best, gather, ef, floor)
         while recall < self.settings.recall and ef < self.settings.max_ef:
             wider = min(int(ef * 1.5), self.settings.max_ef)
@@ -276,6 +276,10 @@ class HnswShard:
                 break
             ef, recall = wider, found
         return ef
+
+    def _shortlist(self, k: int) -> int:
+        """Candidates a search for k re-scores exactly (and the least width faiss walks)."""
+        return int(max(self.settings.min_rerank, self.settings.rerank * k))
 
     def _recall_at(self, queries: np.ndarray, best: np.ndarray, gather: Gather, ef: int, floor: float) -> float:
         hits = []
@@ -354,8 +358,7 @@ class HnswShard:
 
     def search(self, queries: np.ndarray, k: int, gather: Gather, ef: int | None = None,
                near: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
-        s = self.settings
-        shortlist = int(min(len(self), max(s.min_rerank, s.rerank * k)))
+        shortlist = min(len(self), self._shortlist(k))
         if shortlist <= 0:
             return [(np.zeros(0, np.float32), np.zeros(0, np.int64)) for _ in queries]
         params = faiss.SearchParametersHNSW()
