@@ -23,7 +23,7 @@ from hippo.memory.context import Classifier
 from hippo.memory.context import context as user_context
 from hippo.memory.core import Engine, Planned
 from hippo.memory.extent import count_text_form
-from hippo.memory.hits import assemble_hits, recall_hits
+from hippo.memory.hits import assemble_hits, read_passages, recall_hits
 from hippo.memory.indexing import (
     Progress,
     assign_ids,
@@ -256,14 +256,14 @@ class Memory:
             else:
                 dense, sparse = source_rankings(source, q, words, pool)
         ranking = {"dense": dense, "bm25": sparse}.get(mode) or reciprocal_rank_fusion(dense, sparse)
-        passages = {p.id: p for p in self.store.passages(pid for pid, _ in ranking)}
         dense_by_id, sparse_by_id = dict(dense), dict(sparse)
 
         def stage_scores(pid: str) -> dict[str, float]:
             scores = {"dense": dense_by_id.get(pid), "sparse": sparse_by_id.get(pid)}
             return {name: round(v, 6) for name, v in scores.items() if v is not None}
 
-        return assemble_hits(ranking, passages, k=k, token_budget=token_budget, stage_scores=stage_scores)
+        return assemble_hits(ranking, read_passages(self.store), k=k, token_budget=token_budget,
+                             stage_scores=stage_scores)
 
     def walk(self, seed_weights: Mapping[str, float], *, k: int = 10, token_budget: int | None = None,
              spaces: Iterable[str] | None = None) -> list[Hit]:

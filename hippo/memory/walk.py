@@ -22,10 +22,10 @@ import numpy as np
 from hippo.config import Settings
 from hippo.graph.edges import KIND_NAMES
 from hippo.memory.core import Engine
-from hippo.memory.hits import assemble_hits
+from hippo.memory.hits import assemble_hits, read_passages
 from hippo.memory.source import RecallSource
 from hippo.memory.spread import passage_mass, ranking, spread
-from hippo.models import GraphEdge, GraphNode, Hit, Neighborhood, Provenance
+from hippo.models import GraphEdge, GraphNode, Hit, Neighborhood, Passage, Provenance
 from hippo.store import Store
 from hippo.store.base import Spaces
 
@@ -105,15 +105,17 @@ def seed_walk(source: RecallSource, store: Store, settings: Settings, seed_weigh
     passage_vertices, mass = passage_mass(source, np.array(list(vertices.values()), dtype=np.int64),
                                           np.array(weights, dtype=np.float64), settings)
     ranked = ranking(source, passage_vertices, mass, max(k * 4, 50), reached_only=True)
-    passages = {p.id: p for p in store.passages(pid for pid, _ in ranked)}
     node_of = source.nodes([pid for pid, _ in ranked])
 
     seed_of_vertex = {v: sid for sid, v in vertices.items()}
-    fact_ids = [fid for pid, _ in ranked for fid in source.passage_facts(node_of[pid])]
     facts_by_passage: dict[str, list[str]] = {}
-    for fact in store.facts(fact_ids):
-        if fact.subject_id in vertices or fact.object_id in vertices:
-            facts_by_passage.setdefault(fact.passage_id, []).append(fact.id)
+    passages = read_passages(store)
+
+    def read(pids: list[str]) -> dict[str, Passage]:  # with the facts of these passages that touch a seed
+        for fact in store.facts([fid for pid in pids for fid in source.passage_facts(node_of[pid])]):
+            if fact.subject_id in vertices or fact.object_id in vertices:
+                facts_by_passage.setdefault(fact.passage_id, []).append(fact.id)
+        return passages(pids)
 
     def provenance(pid: str) -> Provenance:
         v = node_of[pid]
@@ -128,7 +130,7 @@ def seed_walk(source: RecallSource, store: Store, settings: Settings, seed_weigh
         return Provenance(nodes=nodes, facts=facts_by_passage.get(pid, []))
 
     scores = dict(ranked)
-    return assemble_hits(ranked, passages, k=k, token_budget=token_budget,
+    return assemble_hits(ranked, read, k=k, token_budget=token_budget,
                          stage_scores=lambda pid: {"ppr": round(scores[pid], 8)}, provenance=provenance)
 
 
