@@ -160,6 +160,26 @@ def test_the_compiled_walk_over_several_runs_matches_exact_on_a_readers_view(spa
     assert errors[0] > errors[1] > errors[2] and errors[2] < 1e-5  # L1 bound: epsilon x total strength
 
 
+def test_a_walk_over_one_run_is_the_walk_over_the_runs_it_was_merged_from():
+    """A reader of every space over one run takes the open loop (``walk_open``), over several the
+    general one: a merged run lists each vertex's entries in the runs' order, so both push the
+    same vertices in the same order and give the same scores, to the bit."""
+    lonely = GraphData(passages=[("lonely", "org")], entities=[], facts=[], mentions=[], synonyms=[])
+    projection = _projection([*_corpus(1_000, seed=4), lonely])  # a passage without edges: its mass restarts
+    view = projection.view(None)
+    assert len(projection.edges.runs) > 1 and not view.visibility.check
+    seeds, weights = np.array([3, 77, 900, projection.vertex["lonely"]]), np.array([1.0, 0.5, 0.25, 0.2])
+    runs = [view.pagerank(seeds, weights, 0.5, solver="push", epsilon=eps) for eps in (1e-4, 1e-7)]
+    projection.edges.merge_tail(projection.vertex_count, 1)
+    view = projection.view(None)
+    one = [view.pagerank(seeds, weights, 0.5, solver="push", epsilon=eps) for eps in (1e-4, 1e-7)]
+    for a, b in zip(runs, one, strict=True):
+        assert np.array_equal(a.vertices, b.vertices) and np.array_equal(a.scores, b.scores)
+        assert (a.pushes, a.edges) == (b.pushes, b.edges)
+    exact = _dense(view.pagerank(seeds, weights, 0.5, solver="exact"), projection.vertex_count)
+    assert np.abs(_dense(one[1], projection.vertex_count) - exact).sum() < 1e-3
+
+
 def test_the_compiled_walk_and_the_wave_push_agree():
     """The two local solvers walk in different orders; both stop within the same bound."""
     projection = _projection(_corpus(2_000, seed=9))
