@@ -193,6 +193,9 @@ class KeywordIndex:
                         scores[hit] += contribution(rows[hit], tfs[at[hit]], idf)
         positive = scores > 0
         rows, scores = rows[positive], scores[positive]
+        if len(scores) > k:  # only what can be among the best k is sorted (ties at the k-th kept)
+            near = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
+            rows, scores = rows[near], scores[near]
         order = np.lexsort((rows, -scores))[:k]
         return [(int(rows[i]), float(scores[i])) for i in order]
 
