@@ -175,7 +175,7 @@ def compiled_push(view: GraphView, vertices: np.ndarray, weights: np.ndarray, da
             restart_at, restart, float(damping), float(epsilon), v.check, v.is_passage, v.live, v.space_code,
             v.readable, v.dense_counts, v.sparse_keys, v.sparse_values, v.mention_weight, v.hidden, v.exact,
             v.unread_at, v.unread, state, estimate, queue[:n], touched, visible, known)
-    reached = np.sort(touched[:count])  # numpy's sort: numba's took three times as long
+    reached = np.sort(touched[:count])  # numpy's sort: numba's, in the compiled pass, made it 0.90 ms against 0.39
     scores = collect(reached, state, estimate, known)
     found = scores > 0
     return SparseScores(vertices=reached[found].astype(np.int64), scores=scores[found], pushes=int(pushes),
