@@ -298,8 +298,9 @@ def walk_open(indptr, targets, weights, strength, restart_at, restart, damping, 
     Its run's arrays are arguments of their own, not entries of the tuples ``walk`` takes: reading
     them from a tuple by the run's index, the same loop took ~1.6 times as long on 2Wiki's walks (a
     probe, 140 walks replayed). A vertex is queued without a branch (written to the queue's free
-    slot, which only a push moves past): whether a residual crosses its threshold is not predictable,
-    and a mispredicted branch per entry cost ~15 % more.
+    slot, which only a push moves past; the queue has a slot more than the graph has vertices, so
+    one is always free): whether a residual crosses its threshold is not predictable, and the
+    branchless loop was the fastest of the probe's variants.
     """
     n = len(queue)
     head = 0
