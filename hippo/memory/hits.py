@@ -79,6 +79,7 @@ def recall_hits(ranked: RankedPassages, source: RecallSource, store: Store, *, k
     """A recall's hits: its ranking's head as hits, each with the seed entities it mentions and the
     kept facts read from it or joining two of them (its provenance)."""
     mentioned: dict[str, set[int]] = {}
+    passages = read_passages(store)
 
     def read(pids: list[str]) -> dict[str, Passage]:
         if ranked.seed_vertices:  # the entities each passage of the window mentions, read in one batch
@@ -88,7 +89,7 @@ def recall_hits(ranked: RankedPassages, source: RecallSource, store: Store, *, k
             mentions = columns["kinds"] == MENTION
             for owner, entity in zip(owners[mentions].tolist(), columns["targets"][mentions].tolist(), strict=True):
                 mentioned.setdefault(ids[owner], set()).add(int(entity))
-        return {p.id: p for p in store.passages(pids)}
+        return passages(pids)
     seed_ids = dict(zip(source.record_ids(list(ranked.seed_vertices)), ranked.seed_vertices, strict=True))
     kept = ranked.kept_facts
     fact_rows = list(zip(source.fact_ids(kept), [source.fact_ends(row) for row in kept],
