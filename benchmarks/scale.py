@@ -235,38 +235,44 @@ def _shards(state: Any) -> dict[str, Any]:
     return out
 
 
+def _found(index: Any, code: int, queries: np.ndarray, exact: np.ndarray, k: int) -> float:
+    """The share of each query's exact top 10 (ties included) among the 10 best of a search for k."""
+    got = index.search(queries, k, [code])
+    return float(np.mean([np.mean(scores[:10] >= floor[-1] - 1e-6)
+                          for (scores, _), floor in zip(got, exact, strict=True)]))
+
+
 def ann_recall(state: Any, corpus: SyntheticCorpus, rng: np.random.Generator, queries: int = 200) -> dict[str, Any]:
     """Recall@10 of every HNSW shard against an exact scan of all its vectors (in chunks): of a search
-    for 10 (``recall``), and of the 10 best of a search as wide as recall asks of that kind
-    (``recall_at_use``: facts ``fact_top_k`` x 8, passages ``passage_prior_top``; entities are asked
-    for ``link_top_k`` and count as 10)."""
+    for 10 by the questions (``recall``), and of the 10 best of the search recall makes of that kind
+    (``recall_at_use``): the questions for facts ``fact_top_k`` x 8 and passages ``passage_prior_top``,
+    the questions' phrases for entities (``link_top_k``, counted at 10)."""
     import hippo
 
     settings = hippo.Settings()
     wide = {"passage": max(settings.passage_prior_top, 10), "fact": max(settings.fact_top_k * 8, 10), "entity": 10}
     embedder = SyntheticEmbedder()
-    asked = embedder.encode([corpus.query(int(i)) for i in rng.integers(corpus.passages, size=queries)])
+    questions = [corpus.query(int(i)) for i in rng.integers(corpus.passages, size=queries)]
+    asked = embedder.encode(questions)
+    phrases = embedder.encode([p for q in questions for p in query_phrases(q)])
     found = {}
     for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
         for code, shard in index.shards.items():
             if shard.kind != "hnsw":
                 continue
             labels = shard.labels()
-            best = np.full((queries, 10), -np.inf, dtype=np.float32)
+            at_use = phrases if kind == "entity" else asked
+            best = [np.full((len(q), 10), -np.inf, dtype=np.float32) for q in (asked, at_use)]
             for start in range(0, len(labels), 262_144):
-                part = labels[start : start + 262_144]
-                scores = np.concatenate([best, asked @ index.vectors_of(part).T], axis=1)
-                best = -np.sort(-scores, axis=1)[:, :10]
-
-            def measured(k: int) -> float:
-                got = index.search(asked, k, [code])
-                return float(np.mean([np.mean(scores[:10] >= floor[-1] - 1e-6)
-                                      for (scores, _), floor in zip(got, best, strict=True)]))
-
-            found[f"{kind}/{code}"] = {"rows": len(labels), "recall": measured(10),
-                                       "recall_at_use": measured(wide[kind]), "k_at_use": wide[kind]}
-            log(f"  ANN recall@10 {kind} shard {code} ({len(labels):,} rows): {found[f'{kind}/{code}']['recall']:.3f}"
-                f" (searching for {wide[kind]} as recall does: {found[f'{kind}/{code}']['recall_at_use']:.3f})")
+                part = index.vectors_of(labels[start : start + 262_144])
+                best = [-np.sort(-np.concatenate([b, q @ part.T], axis=1), axis=1)[:, :10]
+                        for b, q in zip(best, (asked, at_use), strict=True)]
+            row = found[f"{kind}/{code}"] = {
+                "rows": len(labels), "ef": shard.ef, "recall": _found(index, code, asked, best[0], 10),
+                "recall_at_use": _found(index, code, at_use, best[1], wide[kind]), "k_at_use": wide[kind],
+                "queries_at_use": "phrases" if kind == "entity" else "questions"}
+            log(f"  ANN recall@10 {kind} shard {code} ({len(labels):,} rows, ef {shard.ef}): {row['recall']:.3f}"
+                f" (as recall searches it, {row['queries_at_use']} for {wide[kind]}: {row['recall_at_use']:.3f})")
     return found
 
 
@@ -317,6 +323,13 @@ def _rss_cell(row: dict[str, Any]) -> str:
     return f"{row['rss_mb']:,.0f} ({row['rss_anon_mb']:,.0f} + {row['rss_file_mb']:,.0f})"
 
 
+def _ann_cell(shard: str, found: dict[str, Any]) -> str:
+    cell = f"{shard}" + (f" ef {found['ef']}" if "ef" in found else "") + f": {found['recall']:.3f}"
+    if "recall_at_use" in found:
+        cell += f" ({found['recall_at_use']:.3f} {found.get('queries_at_use', 'questions')} at k {found['k_at_use']})"
+    return cell
+
+
 def render(rows: list[dict[str, Any]], command: str) -> str:
     synthetic, real = [r for r in rows if "corpus" not in r], [r for r in rows if "corpus" in r]
     table = [[f"{r['passages']:,}", f"{r['edges']:,}", f"{r['facts']:,}", f"{r['build_s'] / 3600:.2f} h"
@@ -325,9 +338,7 @@ def render(rows: list[dict[str, Any]], command: str) -> str:
               f"{r['stages_p50_ms']['seeds']:.1f} / {r['stages_p50_ms']['ppr']:.1f} / "
               f"{r['stages_p50_ms']['readout']:.1f}", f"{r['baselines_ms']['dense']['p50']:.1f} / "
               f"{r['baselines_ms']['bm25']['p50']:.1f}", _rss_cell(r),
-              ", ".join(f"{k} {v['recall']:.3f}" + (f" ({v['recall_at_use']:.3f} at k {v['k_at_use']})"
-                                                    if "recall_at_use" in v else "")
-                        for k, v in r["ann_recall_at_10"].items()) or "exact",
+              ", ".join(_ann_cell(k, v) for k, v in r["ann_recall_at_10"].items()) or "exact",
               ", ".join(f"{x:.1f}" for x in r["load_average"])] for r in synthetic]
     parts = ["# Scale: the engine end to end", "", f"Machine: {machine_line(rows[-1]['machine'])}.", ""]
     if synthetic:
@@ -335,7 +346,9 @@ def render(rows: list[dict[str, Any]], command: str) -> str:
                   markdown_table(["passages", "edges", "facts", "build", "open s", "recall p50 ms", "p95 ms",
                                   "CPU p50 ms", "seeds / PPR / read-out p50", "dense / BM25 p50", "RSS MB (own + mapped)",
                                   "ANN recall@10", "load avg"], table), "",
-                  "Recall latency excludes query embedding; the CPU time is that of the whole recall call.", "",
+                  "Recall latency excludes query embedding; the CPU time is that of the whole recall call. ANN "
+                  "recall@10: of a search for 10 by the questions, and in brackets of the search recall makes of "
+                  "that shard (its queries, its k).", "",
                   "![recall cost vs size](scale.png)", ""]
     if real:
         parts += ["Real tuning sets (MiniLM, spaCy graph), their saved stores:", "",

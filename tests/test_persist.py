@@ -92,6 +92,40 @@ def test_an_hnsw_state_round_trips_exactly(tmp_path):
     reopened.close()
 
 
+def test_a_state_saved_under_an_older_calibration_is_calibrated_again_once(tmp_path, monkeypatch):
+    """A graph whose ``ef`` was fitted by an older rule walks as wide as the current rule asks as soon as
+    it is opened, and the state is saved again on close, so later opens do not repeat the scan."""
+    from hippo.memory.shards import CALIBRATION, HnswShard
+
+    memory = _open(tmp_path / "old.db", **HNSW)
+    memory.index(CORPUS.documents(0, 160))
+    memory.close()
+    path = tmp_path / "old.db.hippo" / "MANIFEST.json"
+    manifest = json.loads(path.read_text())
+    assert manifest["calibration"] == CALIBRATION
+    del manifest["calibration"]  # as saved before calibrations were versioned
+    for entry in manifest["vectors"].values():
+        entry["ef"] = {code: [7, 7, rows] for code, (_, _, rows) in entry["ef"].items()}
+    path.write_text(json.dumps(manifest))
+    reopened = _open(tmp_path / "old.db", **HNSW)
+    graphs = [s for _, index in reopened.engine.state.vector_indexes() for s in index.shards.values()
+              if isinstance(s, HnswShard)]
+    assert reopened.engine.cache.outcome == "loaded" and graphs
+    fitted = [(s.ef, s.near_ef) for s in graphs]
+    assert all(ef >= 40 and near_ef > 7 for ef, near_ef in fitted)  # a search's shortlist is 40 wide
+    reopened.close()
+    assert json.loads(path.read_text())["calibration"] == CALIBRATION
+
+    def scanned(self, gather):
+        raise AssertionError("calibrated again on a state saved under the current calibration")
+
+    monkeypatch.setattr(HnswShard, "recalibrated", scanned)
+    again = _open(tmp_path / "old.db", **HNSW)
+    assert [(s.ef, s.near_ef) for _, index in again.engine.state.vector_indexes() for s in index.shards.values()
+            if isinstance(s, HnswShard)] == fitted
+    again.close()
+
+
 def test_a_mapped_graph_takes_writes_as_the_live_one_did(tmp_path):
     """Reopened HNSW shards are mapped from their files (opening reads nothing of them, and their pages
     are not the process's own memory); the first write copies a shard before adding to it, and the

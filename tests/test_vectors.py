@@ -5,7 +5,7 @@ import pytest
 
 from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
 from hippo import Memory, Settings
-from hippo.memory.shards import AnnSettings, FlatShard, HnswShard
+from hippo.memory.shards import AnnSettings, FlatShard, HnswShard, _calibration_queries
 from hippo.memory.vectors import VectorIndex
 from hippo.store import SQLiteStore
 
@@ -136,6 +136,44 @@ def test_a_graph_grown_by_adds_is_calibrated_again_each_time_it_doubles():
     now = recall()
     shard.ef = calibrations[0][1]
     assert now > recall() + 0.2  # measured: 0.92 against 0.49 with the walk fitted at 600 rows
+
+
+def test_calibration_queries_are_noisy_copies_and_blends_of_two_held_vectors():
+    """Three equal parts, unit length: copies of held vectors at cosine ~0.55, blends of two held vectors
+    about ``blend_cosine`` apart (so a blend is as close to each of its two, ~0.81), near copies at ~0.8."""
+    rng = np.random.default_rng(12)
+    vectors = _clustered(rng, 6_000, centres=30)
+    settings = AnnSettings()
+    queries = _calibration_queries(np.arange(len(vectors)), vectors.__getitem__, settings, np.random.default_rng(1))
+    assert queries.shape == (3 * settings.calibration, DIM)
+    assert np.allclose(np.linalg.norm(queries, axis=1), 1, atol=1e-5)
+    top = -np.sort(-(queries @ vectors.T), axis=1)[:, :2]
+    far, blends, near = np.split(top, 3)
+    held_cosine = np.sqrt((1 + settings.blend_cosine) / 2)
+    assert abs(np.median(blends[:, 0]) - held_cosine) < 0.03 and abs(np.median(blends[:, 1]) - held_cosine) < 0.03
+    assert 0.45 < np.median(far[:, 0]) < 0.7
+    assert 0.72 < np.median(near[:, 0]) < 0.88
+
+
+def test_ef_walks_as_wide_as_the_harder_of_its_two_kinds_of_far_query():
+    """The far ``ef`` is the smallest that meets ``recall`` on the noisy copies and on the blends: where
+    one kind needs a wider walk, that is the walk, whichever part of the queries it is in."""
+    rng = np.random.default_rng(13)
+    vectors = _clustered(rng, 8_000)
+    labels = np.arange(len(vectors))
+    gather = vectors.__getitem__
+    shard = HnswShard.built(labels, gather, AnnSettings(links=8, build_ef=16, min_ef=16))
+    held = vectors[rng.choice(len(vectors), 100, replace=False)]
+    apart = held + vectors[rng.choice(len(vectors), 100, replace=False)]  # two unrelated vectors: hard
+    parts = {"easy": held, "hard": apart / np.linalg.norm(apart, axis=1, keepdims=True)}
+    best = {name: -np.sort(-(q @ vectors.T), axis=1)[:, :10] for name, q in parts.items()}
+    alone = {name: shard._calibrate(q, best[name], gather, 16) for name, q in parts.items()}
+    assert alone["hard"] > alone["easy"]
+    for first, second in (("easy", "hard"), ("hard", "easy")):
+        order = (first, second, "easy")
+        shard._calibrated_on(np.concatenate([parts[n] for n in order]), np.concatenate([best[n] for n in order]),
+                             gather, 16, 16)
+        assert shard.ef == alone["hard"]
 
 
 def test_calibration_stops_where_a_wider_walk_finds_no_more():

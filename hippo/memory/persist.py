@@ -49,7 +49,7 @@ from hippo.memory.checks import Checks, Corrupt, fsync_dir
 from hippo.memory.delta import KINDS, Delta
 from hippo.memory.keywords import KeywordIndex
 from hippo.memory.pages import mapped_rows, read_ahead
-from hippo.memory.shards import FlatShard, HnswShard
+from hippo.memory.shards import CALIBRATION, FlatShard, HnswShard
 from hippo.memory.state import DerivedState, ann_settings
 from hippo.memory.titles import TitleIndex
 from hippo.memory.vectors import VectorIndex, VectorStore
@@ -132,9 +132,12 @@ class DerivedCache:
                 self._lock_file, self.owner = None, False
 
     def _calibrated_since(self, state: DerivedState) -> bool:
-        """Whether a graph was calibrated again since the saved state: saving it spares every later
-        open the same calibration while it replays the journal's adds (a full scan of the graph)."""
+        """Whether a graph was calibrated again since the saved state (or on opening it, saved under
+        another calibration): saving it spares every later open the same calibration (a full scan of
+        the graph)."""
         assert self._manifest is not None
+        if self._manifest.get("calibration", 1) != CALIBRATION:
+            return True
         saved = self._manifest["vectors"]
         return any(rows != (saved[kind].get("ef", {}).get(code, []) + [0, 0, 0])[2]
                    for kind, index in state.vector_indexes()
@@ -204,6 +207,8 @@ class DerivedCache:
         keywords = KeywordIndex.from_arrays(arrays("keywords"), spaces)
         titles = TitleIndex.from_arrays(arrays("titles"))
         ann = ann_settings(settings)
+        # saved under another calibration: each graph walks as wide as it asks for now (one exact scan of its rows)
+        recalibrate = manifest.get("calibration", 1) != CALIBRATION
         indexes = {}
         for kind in KINDS:
             saved = manifest["vectors"][kind]
@@ -222,8 +227,12 @@ class DerivedCache:
                     index.shards[int(code)] = FlatShard.from_arrays(dim, arrays(f"shard-{kind}-{code}"))
                 else:
                     dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
+                    ef, near_ef, calibrated = (ann.min_ef, 16, 0) if recalibrate else (*saved["ef"][code], 0)[:3]
                     index.shards[int(code)] = HnswShard.mapped_from(str(gen / f"shard-{kind}-{code}.faiss"), ann,
-                                                                    *saved["ef"][code], dead=dead)
+                                                                    ef, near_ef, calibrated, dead=dead)
+            if recalibrate and index.calibrate():
+                log.info("derived state in %s: %s graphs calibrated again (saved under calibration %s)",
+                         self.directory, kind, manifest.get("calibration", 1))
             indexes[kind] = index
         # every search walks the graphs; the vectors only re-rank: graphs first
         read_ahead(sorted(gen.glob("shard-*.faiss"))
@@ -337,6 +346,7 @@ class DerivedCache:
         fsync_dir(gen)
         manifest = {
             "format": FORMAT, "store_id": self.identity, "shape": self.shape, "revision": state.revision,
+            "calibration": CALIBRATION,
             "generation": gen_name, "journal": f"journal-{number}.bin", "files": files, "vectors": vectors,
             "spaces": state.projection.space_names, "keyword_spaces": sorted(state.keywords.spaces),
             "unembedded": sorted(state.unembedded), "bytes": sum(f["bytes"] for f in files.values()),
