@@ -235,10 +235,12 @@ def _shards(state: Any) -> dict[str, Any]:
     return out
 
 
-def _found(index: Any, code: int, queries: np.ndarray, exact: np.ndarray, k: int) -> float:
-    """The share of each query's exact top 10 (ties included) among the 10 best of a search for k."""
+def _found(index: Any, code: int, queries: np.ndarray, exact: np.ndarray, k: int,
+           tolerance: float = 1e-6) -> float:
+    """The share of the 10 best of a search for k that are among each query's exact top 10: scored at
+    least the exact 10th less ``tolerance`` (1e-6: ties only; ann-benchmarks' k-nn recall allows 1e-3)."""
     got = index.search(queries, k, [code])
-    return float(np.mean([np.mean(scores[:10] >= floor[-1] - 1e-6)
+    return float(np.mean([np.mean(scores[:10] >= floor[-1] - tolerance)
                           for (scores, _), floor in zip(got, exact, strict=True)]))
 
 
@@ -270,9 +272,11 @@ def ann_recall(state: Any, corpus: SyntheticCorpus, rng: np.random.Generator, qu
             row = found[f"{kind}/{code}"] = {
                 "rows": len(labels), "ef": shard.ef, "recall": _found(index, code, asked, best[0], 10),
                 "recall_at_use": _found(index, code, at_use, best[1], wide[kind]), "k_at_use": wide[kind],
-                "queries_at_use": "phrases" if kind == "entity" else "questions"}
+                "queries_at_use": "phrases" if kind == "entity" else "questions",
+                "recall_within_1e-3": _found(index, code, asked, best[0], 10, 1e-3)}
             log(f"  ANN recall@10 {kind} shard {code} ({len(labels):,} rows, ef {shard.ef}): {row['recall']:.3f}"
-                f" (as recall searches it, {row['queries_at_use']} for {wide[kind]}: {row['recall_at_use']:.3f})")
+                f" (as recall searches it, {row['queries_at_use']} for {wide[kind]}: {row['recall_at_use']:.3f};"
+                f" within 1e-3 of the 10th: {row['recall_within_1e-3']:.3f})")
     return found
 
 
@@ -327,6 +331,8 @@ def _ann_cell(shard: str, found: dict[str, Any]) -> str:
     cell = f"{shard}" + (f" ef {found['ef']}" if "ef" in found else "") + f": {found['recall']:.3f}"
     if "recall_at_use" in found:
         cell += f" ({found['recall_at_use']:.3f} {found.get('queries_at_use', 'questions')} at k {found['k_at_use']})"
+    if "recall_within_1e-3" in found:
+        cell += f", {found['recall_within_1e-3']:.3f} within 1e-3"
     return cell
 
 
@@ -348,7 +354,8 @@ def render(rows: list[dict[str, Any]], command: str) -> str:
                                   "ANN recall@10", "load avg"], table), "",
                   "Recall latency excludes query embedding; the CPU time is that of the whole recall call. ANN "
                   "recall@10: of a search for 10 by the questions, and in brackets of the search recall makes of "
-                  "that shard (its queries, its k).", "",
+                  "that shard (its queries, its k); then of the search for 10, counting a hit scored within 1e-3 "
+                  "of the exact 10th as found (ann-benchmarks' k-nn recall: are the misses near-ties?).", "",
                   "![recall cost vs size](scale.png)", ""]
     if real:
         parts += ["Real tuning sets (MiniLM, spaCy graph), their saved stores:", "",
@@ -379,6 +386,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.sizes, args.queries = [300], 20
         scratch = Path(tempfile.mkdtemp(prefix="hippo-bench-"))
         args.store_dir, args.out = scratch, scratch
+        os.environ.setdefault("HIPPO_VECTOR_EXACT_MAX", "1000")  # graphs at this size too: ANN recall is measured
     return args
 
 

@@ -139,20 +139,23 @@ def test_a_graph_grown_by_adds_is_calibrated_again_each_time_it_doubles():
 
 
 def test_calibration_queries_are_noisy_copies_and_blends_of_two_held_vectors():
-    """Three equal parts, unit length: copies of held vectors at cosine ~0.55, blends of two held vectors
-    about ``blend_cosine`` apart (so a blend is as close to each of its two, ~0.81), near copies at ~0.8."""
+    """Parts of ``calibration`` unit queries: copies of held vectors at cosine ~0.55, blends of two held
+    vectors about ``blend_cosine`` apart (so a blend is as close to each of its two, ~0.81), near copies at
+    ~0.8; without blends (entities: a question's phrases search them) the middle part is not made."""
     rng = np.random.default_rng(12)
     vectors = _clustered(rng, 6_000, centres=30)
     settings = AnnSettings()
-    queries = _calibration_queries(np.arange(len(vectors)), vectors.__getitem__, settings, np.random.default_rng(1))
-    assert queries.shape == (3 * settings.calibration, DIM)
-    assert np.allclose(np.linalg.norm(queries, axis=1), 1, atol=1e-5)
-    top = -np.sort(-(queries @ vectors.T), axis=1)[:, :2]
-    far, blends, near = np.split(top, 3)
+    parts = _calibration_queries(np.arange(len(vectors)), vectors.__getitem__, settings, np.random.default_rng(1))
+    assert [part.shape for part in parts] == [(settings.calibration, DIM)] * 3
+    far, blends, near = (-np.sort(-(part @ vectors.T), axis=1)[:, :2] for part in parts)
+    assert all(np.allclose(np.linalg.norm(part, axis=1), 1, atol=1e-5) for part in parts)
     held_cosine = np.sqrt((1 + settings.blend_cosine) / 2)
     assert abs(np.median(blends[:, 0]) - held_cosine) < 0.03 and abs(np.median(blends[:, 1]) - held_cosine) < 0.03
     assert 0.45 < np.median(far[:, 0]) < 0.7
     assert 0.72 < np.median(near[:, 0]) < 0.88
+    plain = _calibration_queries(np.arange(len(vectors)), vectors.__getitem__, AnnSettings(blends=False),
+                                 np.random.default_rng(1))
+    assert len(plain) == 2 and np.array_equal(plain[0], parts[0])
 
 
 def test_ef_walks_as_wide_as_the_harder_of_its_two_kinds_of_far_query():
@@ -171,9 +174,10 @@ def test_ef_walks_as_wide_as_the_harder_of_its_two_kinds_of_far_query():
     assert alone["hard"] > alone["easy"]
     for first, second in (("easy", "hard"), ("hard", "easy")):
         order = (first, second, "easy")
-        shard._calibrated_on(np.concatenate([parts[n] for n in order]), np.concatenate([best[n] for n in order]),
-                             gather, 16, 16)
+        shard._calibrated_on([parts[n] for n in order], np.concatenate([best[n] for n in order]), gather, 16, 16)
         assert shard.ef == alone["hard"]
+    shard._calibrated_on([parts["easy"], parts["easy"]], np.concatenate([best["easy"]] * 2), gather, 16, 16)
+    assert shard.ef == alone["easy"]  # without blends, what the noisy part needs
 
 
 def test_calibration_stops_where_a_wider_walk_finds_no_more():

@@ -206,12 +206,12 @@ class DerivedCache:
         spaces = {int(code): arrays(f"keywords-{code}") for code in manifest["keyword_spaces"]}
         keywords = KeywordIndex.from_arrays(arrays("keywords"), spaces)
         titles = TitleIndex.from_arrays(arrays("titles"))
-        ann = ann_settings(settings)
         # saved under another calibration: each graph walks as wide as it asks for now (one exact scan of its rows)
         recalibrate = manifest.get("calibration", 1) != CALIBRATION
         indexes = {}
         for kind in KINDS:
             saved = manifest["vectors"][kind]
+            ann = ann_settings(settings, kind)
             index = VectorIndex(dim, ann)
             if saved["rows"]:
                 index.store = VectorStore(dim, mapped_rows(self.directory / saved["file"], saved["dtype"],

@@ -11,13 +11,14 @@ afterwards and a small space in a huge store still returns its true top k.
   the graph with ``ef`` candidates and the ``rerank`` x k best go back to exact
   scoring against the full vectors. ``ef`` is calibrated when the graph is
   built: the smallest whose re-ranked top 10 holds ``recall`` (0.99) of the
-  exact top 10 both for noisy copies of held vectors (on MuSiQue such copies and
-  the real query phrases are as hard) and for blends of two held vectors that
-  are not close (a question names two things a passage joins: on the 100k
-  synthetic store's million facts, noisy copies called 192 enough where its
-  questions needed ~648 for 0.98); ``near_ef`` likewise for copies at cosine
-  ~0.8, the synonym search. Adds go straight into the graph, and each time the
-  graph has doubled since its last calibration it is calibrated again. HNSW cannot delete:
+  exact top 10 for noisy copies of held vectors (on MuSiQue such copies and the
+  real query phrases are as hard) and, in the kinds a whole question searches
+  (passages, facts), for blends of two held vectors that are not close (a
+  question names two things a passage joins: on the 100k synthetic store's
+  million facts, noisy copies called 192 enough where its questions needed ~648
+  for 0.98); ``near_ef`` likewise for copies at cosine ~0.8, the synonym search.
+  Adds go straight into the graph, and each time the graph has doubled since its
+  last calibration it is calibrated again. HNSW cannot delete:
   a removed record is skipped inside the search (a faiss ID selector, so the k
   returned are k live ones), and the graph is rebuilt when a quarter is dead.
 
@@ -86,6 +87,7 @@ class AnnSettings:
     recall: float = 0.99  # recall@10 the search is calibrated to (see ``_calibration_queries``)
     calibration: int = 128  # calibration queries
     query_noise: float = 1.5  # their distance from a held vector (cosine ~0.55)
+    blends: bool = True  # ``ef`` fitted to blends too (the kinds a whole question searches)
     blend_cosine: float = 0.3  # a blend's two held vectors are about this close
     near_noise: float = 0.75  # near queries (cosine ~0.8: synonym linking)
     near_floor: float = 0.8  # ... of which only neighbours at least this close are wanted
@@ -106,21 +108,22 @@ class AnnSettings:
 
 
 def _calibration_queries(labels: np.ndarray, gather: Gather, settings: AnnSettings,
-                         rng: np.random.Generator) -> np.ndarray:
-    """Three parts of ``calibration`` unit queries each: noisy copies of held vectors at the query
-    distance; blends of a held vector and the one of a sample closest to ``blend_cosine`` from it;
-    noisy copies at the near distance (synonym searches)."""
+                         rng: np.random.Generator) -> list[np.ndarray]:
+    """Parts of ``calibration`` unit queries each: noisy copies of held vectors at the query distance;
+    blends of a held vector and the one of a sample closest to ``blend_cosine`` from it (when
+    ``settings.blends``); noisy copies at the near distance (synonym searches), always last."""
     held = gather(labels[rng.choice(len(labels), min(settings.calibration, len(labels)), replace=False)])
     dim = held.shape[1]
-    noisy = [held + noise / np.sqrt(dim) * rng.standard_normal(held.shape).astype(np.float32)
-             for noise in (settings.query_noise, settings.near_noise)]
-    sample = gather(labels[np.sort(rng.choice(len(labels), min(4_096, len(labels)), replace=False))])
-    cosines = held @ sample.T
-    apart = np.abs(cosines - settings.blend_cosine)
-    apart[cosines > 0.999] = np.inf  # not itself (nor a copy of it)
-    blends = held + sample[np.argmin(apart, axis=1)]
-    queries = np.concatenate([noisy[0], blends, noisy[1]])
-    return (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
+    far, near = (held + noise / np.sqrt(dim) * rng.standard_normal(held.shape).astype(np.float32)
+                 for noise in (settings.query_noise, settings.near_noise))
+    parts = [far]
+    if settings.blends:
+        sample = gather(labels[np.sort(rng.choice(len(labels), min(4_096, len(labels)), replace=False))])
+        cosines = held @ sample.T
+        apart = np.abs(cosines - settings.blend_cosine)
+        apart[cosines > 0.999] = np.inf  # not itself (nor a copy of it)
+        parts.append(held + sample[np.argmin(apart, axis=1)])
+    return [(part / np.linalg.norm(part, axis=1, keepdims=True)).astype(np.float32) for part in (*parts, near)]
 
 
 def _best_ten(best: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -241,7 +244,8 @@ class HnswShard:
         index = faiss.IndexIDMap(base)
         sample = labels[np.sort(rng.choice(len(labels), min(len(labels), 65_536), replace=False))]
         index.train(np.ascontiguousarray(gather(sample), dtype=np.float32))  # the 8-bit ranges
-        queries = _calibration_queries(labels, gather, settings, rng)
+        parts = _calibration_queries(labels, gather, settings, rng)
+        queries = np.concatenate(parts)
         best = np.full((len(queries), 10), -np.inf, dtype=np.float32)
         for start in range(0, len(labels), CHUNK):  # add, and find the exact top 10 on the way
             part = labels[start : start + CHUNK]
@@ -250,7 +254,7 @@ class HnswShard:
                 index.add_with_ids(vectors, part)
             best = _best_ten(best, queries @ vectors.T)
         shard = cls(index, settings, ef=settings.max_ef, near_ef=settings.max_ef)
-        shard._calibrated_on(queries, best, gather, settings.min_ef, 16)
+        shard._calibrated_on(parts, best, gather, settings.min_ef, 16)
         return shard
 
     def recalibrated(self, gather: Gather) -> HnswShard:
@@ -259,24 +263,26 @@ class HnswShard:
         calibrated at 20k rows found 0.89 of the true top 10 at 3M). One exact scan of every row, so
         ``add`` asks for it each time the graph doubles: amortized O(1) a row."""
         labels = self.labels()
-        queries = _calibration_queries(labels, gather, self.settings, np.random.default_rng(len(labels)))
+        parts = _calibration_queries(labels, gather, self.settings, np.random.default_rng(len(labels)))
+        queries = np.concatenate(parts)
         best = np.full((len(queries), 10), -np.inf, dtype=np.float32)
         for start in range(0, len(labels), CHUNK):
             best = _best_ten(best, queries @ np.asarray(gather(labels[start : start + CHUNK]), np.float32).T)
-        self._calibrated_on(queries, best, gather, max(self.ef, self.settings.min_ef), self.near_ef)
+        self._calibrated_on(parts, best, gather, max(self.ef, self.settings.min_ef), self.near_ef)
         return self
 
     def needs_calibration(self) -> bool:
         return len(self) >= 2 * self.calibrated
 
-    def _calibrated_on(self, queries: np.ndarray, best: np.ndarray, gather: Gather, ef: int, near_ef: int) -> None:
-        third = len(queries) // 3
-        far = slice(0, third)
-        blends = slice(third, 2 * third)
-        near = slice(2 * third, None)
-        ef = self._calibrate(queries[far], best[far], gather, ef)
-        self.ef = self._calibrate(queries[blends], best[blends], gather, ef)  # the wider of the two
-        self.near_ef = self._calibrate(queries[near], best[near], gather, near_ef, self.settings.near_floor)
+    def _calibrated_on(self, parts: list[np.ndarray], best: np.ndarray, gather: Gather, ef: int,
+                       near_ef: int) -> None:
+        """``ef``: the widest walk any far part of the queries needs; ``near_ef``: the last part's.
+        ``best``: every query's exact top 10, the parts one after another."""
+        bests = np.split(best, np.cumsum([len(part) for part in parts])[:-1])
+        for part, exact in zip(parts[:-1], bests[:-1], strict=True):
+            ef = self._calibrate(part, exact, gather, ef)  # from the width the part before needed
+        self.ef = ef
+        self.near_ef = self._calibrate(parts[-1], bests[-1], gather, near_ef, self.settings.near_floor)
         self.calibrated = len(self)
 
     def _calibrate(self, queries: np.ndarray, best: np.ndarray, gather: Gather, ef: int,

@@ -35,9 +35,11 @@ def text_key(hashes: Sequence[str]) -> np.ndarray:
     return np.array([int(h[:16], 16) for h in hashes], dtype=np.uint64)
 
 
-def ann_settings(settings: Settings) -> AnnSettings:
+def ann_settings(settings: Settings, kind: VectorKind | None = None) -> AnnSettings:
+    """The search settings of one kind's vectors: entities are searched by a question's phrases,
+    which noisy copies of held vectors stand for, so their ``ef`` is not fitted to blends too."""
     return AnnSettings(exact_max=settings.vector_exact_max, recall=settings.vector_recall,
-                       rerank=settings.vector_rerank)
+                       rerank=settings.vector_rerank, blends=kind != "entity")
 
 
 class FactEnds(Sequence[tuple[str, str, str]]):
@@ -75,11 +77,12 @@ class DerivedState:
 
     @classmethod
     def empty(cls, dim: int, settings: Settings, revision: int = 0) -> DerivedState:
-        ann = ann_settings(settings)
         return cls(revision=revision,
                    projection=GraphProjection(relation_weight=settings.relation_weight,
                                               mention_weight=settings.mention_weight),
-                   passages=VectorIndex(dim, ann), entities=VectorIndex(dim, ann), facts=VectorIndex(dim, ann))
+                   passages=VectorIndex(dim, ann_settings(settings, "passage")),
+                   entities=VectorIndex(dim, ann_settings(settings, "entity")),
+                   facts=VectorIndex(dim, ann_settings(settings, "fact")))
 
     @classmethod
     def load(cls, store: Store, dim: int, settings: Settings, attempts: int = 5) -> DerivedState:
