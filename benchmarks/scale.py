@@ -244,11 +244,12 @@ def _found(index: Any, code: int, queries: np.ndarray, exact: np.ndarray, k: int
                           for (scores, _), floor in zip(got, exact, strict=True)]))
 
 
-def ann_recall(state: Any, corpus: SyntheticCorpus, rng: np.random.Generator, queries: int = 200) -> dict[str, Any]:
+def ann_recall(state: Any, corpus: SyntheticCorpus, rng: np.random.Generator, queries: int = 1_000) -> dict[str, Any]:
     """Recall@10 of every HNSW shard against an exact scan of all its vectors (in chunks): of a search
     for 10 by the questions (``recall``), and of the 10 best of the search recall makes of that kind
     (``recall_at_use``): the questions for facts ``fact_top_k`` x 8 and passages ``passage_prior_top``,
-    the questions' phrases for entities (``link_top_k``, counted at 10)."""
+    the questions' phrases for entities (``link_top_k``, counted at 10). 1,000 questions: over 200, two
+    draws of the same graph differed by up to 0.014."""
     import hippo
 
     settings = hippo.Settings()
