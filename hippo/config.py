@@ -82,7 +82,10 @@ class Settings(BaseSettings):
     # 8 was for IVF-PQ's coarse codes; HNSW's 8-bit codes need less: on 100k synthetic passages a k-200 search
     # kept 0.994 of the exact top 200 at 4 (2.2 ms) against 0.997 at 8 (4.2 ms).
     vector_rerank: int = Field(4, ge=1, description="an approximate search re-scores rerank x k candidates exactly")
-    derived_cache: bool = Field(True, description="save the derived indexes beside a SQLite file store")
+    derived_cache: bool = Field(True, description="save the derived indexes beside a SQLite file store, or for a "
+                                "Neo4j database read in memory mode under derived_dir")
+    derived_dir: str | None = Field(None, description="where Neo4j databases' saved derived indexes go, one folder "
+                                    "each (default: HIPPO_CACHE_DIR/derived, else ~/.cache/hippo/derived)")
 
     # Store-side reads (hippo.memory.store_source): a Neo4j store served by queries, no graph copy in the process.
     neo4j_read: Literal["memory", "store"] = Field("memory", description="memory: load the graph and vectors into "

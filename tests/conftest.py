@@ -6,6 +6,9 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # tests must never reach for a model hub
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Neo4j databases' saved derived states (one folder per store, and each wiped test database is a new
+# store) go to a folder of the run's own, not the user's cache; the model exports stay shared.
+os.environ.setdefault("HIPPO_DERIVED_DIR", __import__("tempfile").mkdtemp(prefix="hippo-derived-"))
 
 import json
 from collections.abc import Callable, Iterator

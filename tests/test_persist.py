@@ -95,7 +95,8 @@ def test_an_hnsw_state_round_trips_exactly(tmp_path):
 def test_a_state_saved_under_an_older_calibration_is_calibrated_again_once(tmp_path, monkeypatch):
     """A graph whose ``ef`` was fitted by an older rule walks as wide as the current rule asks as soon as
     it is opened, and the state is saved again on close, so later opens do not repeat the scan."""
-    from hippo.memory.shards import CALIBRATION, HnswShard
+    from hippo.memory.calibration import CALIBRATION
+    from hippo.memory.shards import HnswShard
 
     memory = _open(tmp_path / "old.db", **HNSW)
     memory.index(CORPUS.documents(0, 160))

@@ -5,7 +5,8 @@ import pytest
 
 from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
 from hippo import Memory, Settings
-from hippo.memory.shards import AnnSettings, FlatShard, HnswShard, _calibration_queries
+from hippo.memory.calibration import calibration_queries
+from hippo.memory.shards import AnnSettings, FlatShard, HnswShard
 from hippo.memory.vectors import VectorIndex
 from hippo.store import SQLiteStore
 
@@ -145,7 +146,7 @@ def test_calibration_queries_are_noisy_copies_and_blends_of_two_held_vectors():
     rng = np.random.default_rng(12)
     vectors = _clustered(rng, 6_000, centres=30)
     settings = AnnSettings()
-    parts = _calibration_queries(np.arange(len(vectors)), vectors.__getitem__, settings, np.random.default_rng(1))
+    parts = calibration_queries(np.arange(len(vectors)), vectors.__getitem__, settings, np.random.default_rng(1))
     assert [part.shape for part in parts] == [(settings.calibration, DIM)] * 3
     far, blends, near = (-np.sort(-(part @ vectors.T), axis=1)[:, :2] for part in parts)
     assert all(np.allclose(np.linalg.norm(part, axis=1), 1, atol=1e-5) for part in parts)
@@ -153,7 +154,7 @@ def test_calibration_queries_are_noisy_copies_and_blends_of_two_held_vectors():
     assert abs(np.median(blends[:, 0]) - held_cosine) < 0.03 and abs(np.median(blends[:, 1]) - held_cosine) < 0.03
     assert 0.45 < np.median(far[:, 0]) < 0.7
     assert 0.72 < np.median(near[:, 0]) < 0.88
-    plain = _calibration_queries(np.arange(len(vectors)), vectors.__getitem__, AnnSettings(blends=False),
+    plain = calibration_queries(np.arange(len(vectors)), vectors.__getitem__, AnnSettings(blends=False),
                                  np.random.default_rng(1))
     assert len(plain) == 2 and np.array_equal(plain[0], parts[0])
 

@@ -78,7 +78,8 @@ class Engine:
         lazy = store_reads is not None
         self._lock = threading.RLock()  # one writer at a time
         self._guard = StateGuard()
-        self._cache = DerivedCache.for_store(store, settings, embedder.dim)
+        # store-side reads keep no state to save: a state some read builds there lives as long as the process
+        self._cache = None if lazy else DerivedCache.for_store(store, settings, embedder.dim)
         self._state: DerivedState | None = None if lazy else load_state(store, settings, embedder.dim, self._cache)
         self._encoder = BoundedEncoder(embedder.encode, settings.remember_embed_timeout)
         self._background = BackgroundEmbedder(self._embed_pending)

@@ -1,6 +1,6 @@
-"""The derived state saved beside a SQLite store file, so opening it does not rebuild.
+"""The derived state saved for a store, so opening it does not rebuild.
 
-Layout of ``<store>.db.hippo/``:
+Layout of its folder (``hippo.memory.home``: ``<store>.db.hippo/`` beside a SQLite file):
 
 - ``MANIFEST.json``: format, the store's id and the revision saved, the settings
   that shape the state, and every file with its size and CRC-32;
@@ -21,7 +21,9 @@ store, then saves. A crash at any point leaves either the old manifest with
 its files intact, or a torn journal tail that is cut off.
 
 One process at a time keeps the files (an exclusive ``flock`` on ``lock``);
-others may read them. Neo4j stores are not saved: they rebuild on open.
+others may read them. A Neo4j database written by processes on several machines
+has a folder on each: each follows the revision, so a copy another machine's
+write made stale is rebuilt, never used.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ import os
 import shutil
 import struct
 import threading
-import uuid
 import zlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -44,12 +45,15 @@ import numpy as np
 
 from hippo.columns import Column
 from hippo.config import Settings
+from hippo.errors import StoreError
 from hippo.graph.projection import GraphProjection
+from hippo.memory.calibration import CALIBRATION
 from hippo.memory.checks import Checks, Corrupt, fsync_dir
 from hippo.memory.delta import KINDS, Delta
+from hippo.memory.home import kept_state_home, shape_key, state_home, store_id
 from hippo.memory.keywords import KeywordIndex
 from hippo.memory.pages import mapped_rows, read_ahead
-from hippo.memory.shards import CALIBRATION, FlatShard, HnswShard
+from hippo.memory.shards import FlatShard, HnswShard
 from hippo.memory.state import DerivedState, ann_settings
 from hippo.memory.titles import TitleIndex
 from hippo.memory.vectors import VectorIndex, VectorStore
@@ -64,23 +68,6 @@ COMPACT_MIN = 64 << 20
 CLOSE_RATIO = 0.02  # closing folds a journal larger than this share
 
 Exclusive = Callable[[], AbstractContextManager]
-
-
-def store_id(store: Store) -> str:
-    """A random id kept in the store: a file deleted and created again is another store."""
-    found = store.get_values("hippo-derived", ["store_id"]).get("store_id")
-    if found is None:
-        found = uuid.uuid4().hex
-        store.put_values("hippo-derived", {"store_id": found})
-    return found
-
-
-def shape_key(settings: Settings, dim: int) -> dict:
-    """The settings that decide what the derived state holds."""
-    ann = ann_settings(settings)
-    return {"dim": dim, "relation_weight": settings.relation_weight, "mention_weight": settings.mention_weight,
-            "exact_max": ann.exact_max, "links": ann.links, "build_ef": ann.build_ef, "recall": ann.recall,
-            "min_ef": ann.min_ef}
 
 
 def load_state(store: Store, settings: Settings, dim: int, cache: DerivedCache | None) -> DerivedState:
@@ -107,11 +94,16 @@ class DerivedCache:
 
     @classmethod
     def for_store(cls, store: Store, settings: Settings, dim: int) -> DerivedCache | None:
-        from hippo.store.sqlite import SQLiteStore
-
-        if not settings.derived_cache or not isinstance(store, SQLiteStore) or store.url == ":memory:":
+        """The saved state of ``store`` (``hippo.memory.home``), or None where none is kept: turned
+        off, an in-memory store, or a store that may not be written its id (a read-only Neo4j user)."""
+        if not settings.derived_cache or not kept_state_home(store):
             return None
-        return cls(Path(store.url + ".hippo"), store_id(store), shape_key(settings, dim))
+        try:
+            identity = store_id(store)
+        except StoreError as exc:
+            log.info("no saved derived state for %s: %s", store, exc)
+            return None
+        return cls(state_home(store, identity, settings.derived_dir), identity, shape_key(settings, dim))
 
     def _take_lock(self) -> None:
         self._lock_file = (self.directory / "lock").open("a+")

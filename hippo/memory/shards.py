@@ -38,6 +38,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from hippo.columns import Column
+from hippo.memory.calibration import best_ten, calibration_queries
 
 # faiss' OpenMP team, like igraph's, spins against the other busy core: on 2 shared cores
 # building an index took 62 s with two threads and 15 s with one (21k vectors, load ~20).
@@ -74,17 +75,15 @@ def _single_threaded_blas() -> None:
 
 _single_threaded_blas()
 
-CALIBRATION = 2  # how ``ef`` is calibrated (2: blends too); a graph saved under another is calibrated again
-
 Gather = Callable[[np.ndarray], np.ndarray]
 """Labels -> their float32 vectors (the exact scores of a shortlist)."""
-CHUNK = 65_536  # vectors gathered at a time when building a graph (each chunk scored by 256 queries too)
+CHUNK = 65_536  # vectors gathered at a time when building a graph (each chunk scored by the calibration queries too)
 
 
 @dataclass(frozen=True)
 class AnnSettings:
     exact_max: int = 20_000  # rows a shard scans exactly before it becomes an HNSW graph
-    recall: float = 0.99  # recall@10 the search is calibrated to (see ``_calibration_queries``)
+    recall: float = 0.99  # recall@10 the search is calibrated to (see ``calibration_queries``)
     calibration: int = 128  # calibration queries
     query_noise: float = 1.5  # their distance from a held vector (cosine ~0.55)
     blends: bool = True  # ``ef`` fitted to blends too (the kinds a whole question searches)
@@ -105,32 +104,6 @@ class AnnSettings:
     rerank: int = 4  # a search re-scores rerank x k candidates exactly
     min_rerank: int = 40
     rebuild_dead: float = 0.25  # share of removed records at which a graph is rebuilt
-
-
-def _calibration_queries(labels: np.ndarray, gather: Gather, settings: AnnSettings,
-                         rng: np.random.Generator) -> list[np.ndarray]:
-    """Parts of ``calibration`` unit queries each: noisy copies of held vectors at the query distance;
-    blends of a held vector and the one of a sample closest to ``blend_cosine`` from it (when
-    ``settings.blends``); noisy copies at the near distance (synonym searches), always last."""
-    held = gather(labels[rng.choice(len(labels), min(settings.calibration, len(labels)), replace=False)])
-    dim = held.shape[1]
-    far, near = (held + noise / np.sqrt(dim) * rng.standard_normal(held.shape).astype(np.float32)
-                 for noise in (settings.query_noise, settings.near_noise))
-    parts = [far]
-    if settings.blends:
-        sample = gather(labels[np.sort(rng.choice(len(labels), min(4_096, len(labels)), replace=False))])
-        cosines = held @ sample.T
-        apart = np.abs(cosines - settings.blend_cosine)
-        apart[cosines > 0.999] = np.inf  # not itself (nor a copy of it)
-        parts.append(held + sample[np.argmin(apart, axis=1)])
-    return [(part / np.linalg.norm(part, axis=1, keepdims=True)).astype(np.float32) for part in (*parts, near)]
-
-
-def _best_ten(best: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Each row's ten highest of ``best`` and ``scores``, descending."""
-    both = np.concatenate([best, scores], axis=1)
-    ten = np.partition(both, both.shape[1] - 10, axis=1)[:, -10:] if both.shape[1] > 10 else both
-    return -np.sort(-ten, axis=1)
 
 
 def _top(scores: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -235,7 +208,7 @@ class HnswShard:
     @classmethod
     def built(cls, labels: np.ndarray, gather: Gather, settings: AnnSettings) -> HnswShard:
         """A graph of these labels' vectors (gathered in chunks: a shard may not fit in memory as
-        float32), with ``ef`` calibrated (``_calibration_queries``)."""
+        float32), with ``ef`` calibrated (``calibration_queries``)."""
         labels = np.asarray(labels, dtype=np.int64)
         rng = np.random.default_rng(len(labels))
         dim = gather(labels[:1]).shape[1]
@@ -244,7 +217,7 @@ class HnswShard:
         index = faiss.IndexIDMap(base)
         sample = labels[np.sort(rng.choice(len(labels), min(len(labels), 65_536), replace=False))]
         index.train(np.ascontiguousarray(gather(sample), dtype=np.float32))  # the 8-bit ranges
-        parts = _calibration_queries(labels, gather, settings, rng)
+        parts = calibration_queries(labels, gather, settings, rng)
         queries = np.concatenate(parts)
         best = np.full((len(queries), 10), -np.inf, dtype=np.float32)
         for start in range(0, len(labels), CHUNK):  # add, and find the exact top 10 on the way
@@ -252,7 +225,7 @@ class HnswShard:
             vectors = np.ascontiguousarray(gather(part), dtype=np.float32)
             with _team(len(part)):
                 index.add_with_ids(vectors, part)
-            best = _best_ten(best, queries @ vectors.T)
+            best = best_ten(best, queries @ vectors.T)
         shard = cls(index, settings, ef=settings.max_ef, near_ef=settings.max_ef)
         shard._calibrated_on(parts, best, gather, settings.min_ef, 16)
         return shard
@@ -263,11 +236,11 @@ class HnswShard:
         calibrated at 20k rows found 0.89 of the true top 10 at 3M). One exact scan of every row, so
         ``add`` asks for it each time the graph doubles: amortized O(1) a row."""
         labels = self.labels()
-        parts = _calibration_queries(labels, gather, self.settings, np.random.default_rng(len(labels)))
+        parts = calibration_queries(labels, gather, self.settings, np.random.default_rng(len(labels)))
         queries = np.concatenate(parts)
         best = np.full((len(queries), 10), -np.inf, dtype=np.float32)
         for start in range(0, len(labels), CHUNK):
-            best = _best_ten(best, queries @ np.asarray(gather(labels[start : start + CHUNK]), np.float32).T)
+            best = best_ten(best, queries @ np.asarray(gather(labels[start : start + CHUNK]), np.float32).T)
         self._calibrated_on(parts, best, gather, max(self.ef, self.settings.min_ef), self.near_ef)
         return self
 

@@ -35,6 +35,11 @@ def embed_hash(record: Passage | Entity | Fact) -> str:
     return text_hash(embed_text(record))
 
 
+DERIVED_NAMESPACE = "hippo-derived"
+"""The key-value namespace of the store's id, which ties a saved derived state to its store
+(``hippo.memory.home``): a copy of the store made record by record (a bulk import) is another store
+and does not take it."""
+
 LEGACY_BACKEND = "torch"
 """The backend of a store bound before backends were recorded: every hippo until then encoded with torch."""
 

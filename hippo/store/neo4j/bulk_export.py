@@ -26,6 +26,7 @@ import numpy as np
 
 from hippo.errors import StoreError
 from hippo.models import Passage
+from hippo.store.base import DERIVED_NAMESPACE
 from hippo.store.neo4j.writer import passage_name, passage_words
 
 ARRAY = "\x1f"  # the array delimiter (U+001F): no heading or vector text contains it
@@ -112,8 +113,10 @@ def export_csv(source: Path, directory: Path, *, workers: int = 2, progress: Pro
     db = open_source(source)
     try:
         out = CsvExport(directory, meta=read_meta(db, source))
+        # not the source's id (``DERIVED_NAMESPACE``): the imported database is another store
         out.values = [{"namespace": ns, "key": k, "value": v}
-                      for ns, k, v in db.execute("SELECT namespace, key, value FROM kv ORDER BY namespace, key")]
+                      for ns, k, v in db.execute("SELECT namespace, key, value FROM kv WHERE namespace != ? "
+                                                 "ORDER BY namespace, key", (DERIVED_NAMESPACE,))]
         seq = _write_records(db, out)
         out.meta["seq"] = seq
         _write_vectors(db, out, workers, progress)

@@ -1,0 +1,45 @@
+"""The queries an HNSW graph's walk width (``ef``) is calibrated on, and the exact top ten they are
+judged against (``hippo.memory.shards.HnswShard``).
+
+Calibration asks for the walk a recall's own queries need, without a recall's queries at hand:
+noisy copies of held vectors stand for a question's phrases (the entity search), blends of two
+held vectors that are not close for a whole question (the passage and fact searches), near
+copies for the synonym search.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from hippo.memory.shards import AnnSettings, Gather
+
+CALIBRATION = 2  # how ``ef`` is calibrated (2: blends too); a graph saved under another is calibrated again
+
+
+def calibration_queries(labels: np.ndarray, gather: Gather, settings: AnnSettings,
+                         rng: np.random.Generator) -> list[np.ndarray]:
+    """Parts of ``calibration`` unit queries each: noisy copies of held vectors at the query distance;
+    blends of a held vector and the one of a sample closest to ``blend_cosine`` from it (when
+    ``settings.blends``); noisy copies at the near distance (synonym searches), always last."""
+    held = gather(labels[rng.choice(len(labels), min(settings.calibration, len(labels)), replace=False)])
+    dim = held.shape[1]
+    far, near = (held + noise / np.sqrt(dim) * rng.standard_normal(held.shape).astype(np.float32)
+                 for noise in (settings.query_noise, settings.near_noise))
+    parts = [far]
+    if settings.blends:
+        sample = gather(labels[np.sort(rng.choice(len(labels), min(4_096, len(labels)), replace=False))])
+        cosines = held @ sample.T
+        apart = np.abs(cosines - settings.blend_cosine)
+        apart[cosines > 0.999] = np.inf  # not itself (nor a copy of it)
+        parts.append(held + sample[np.argmin(apart, axis=1)])
+    return [(part / np.linalg.norm(part, axis=1, keepdims=True)).astype(np.float32) for part in (*parts, near)]
+
+
+def best_ten(best: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Each row's ten highest of ``best`` and ``scores``, descending."""
+    both = np.concatenate([best, scores], axis=1)
+    ten = np.partition(both, both.shape[1] - 10, axis=1)[:, -10:] if both.shape[1] > 10 else both
+    return -np.sort(-ten, axis=1)
