@@ -1,6 +1,7 @@
 """Where a store's derived state is saved, and what ties the saved copy to its store and settings.
 
-- a SQLite file ``x.db``: beside it, ``x.db.hippo/`` (copied, moved and deleted with it);
+- a SQLite file ``x.db``: beside it, ``x.db.hippo/`` (a store made again at that path has another
+  id, so the folder is rebuilt, never taken for it);
 - a Neo4j database (read in memory mode): ``neo4j-<where>-<id>/`` under ``Settings.derived_dir``
   (default ``HIPPO_CACHE_DIR/derived``) on the machine that opens it, ``<where>`` a digest of
   the server's address and the database, ``<id>`` the store's: two databases (or two servers)
