@@ -181,6 +181,28 @@ def test_ef_walks_as_wide_as_the_harder_of_its_two_kinds_of_far_query():
     assert shard.ef == alone["easy"]  # without blends, what the noisy part needs
 
 
+def test_a_large_graph_is_built_wider_and_a_graph_grown_large_links_its_new_rows_wider():
+    """efConstruction is ``build_ef`` below ``wide_build_from`` rows and ``wide_build_ef`` from there, for a
+    graph built whole and for the rows added once a graph has grown past it."""
+    import faiss
+
+    rng = np.random.default_rng(14)
+    vectors = _clustered(rng, 1_400)
+    gather = vectors.__getitem__
+    settings = AnnSettings(min_ef=16, build_ef=16, wide_build_ef=48, wide_build_from=1_000)
+
+    def width(shard: HnswShard) -> int:
+        return faiss.downcast_index(shard.index.index).hnsw.efConstruction
+
+    small = HnswShard.built(np.arange(800), gather, settings)
+    assert width(small) == 16
+    small.add(np.arange(800, 900), vectors[800:900])
+    assert width(small) == 16  # 900 rows
+    small.add(np.arange(900, 1_100), vectors[900:1_100])
+    assert width(small) == 48  # 1,100 rows: the new ones were linked at 48
+    assert width(HnswShard.built(np.arange(1_200), gather, settings)) == 48
+
+
 def test_calibration_stops_where_a_wider_walk_finds_no_more():
     """Where the graph cannot reach ``recall`` at any width, ``ef`` stops at the plateau rather than
     at ``max_ef``, and the walk it stops at finds nearly what the widest one does."""
