@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 CALIBRATION = 2  # how ``ef`` is calibrated (2: blends too); a graph saved under another is calibrated again
 
 
+def outdated(saved: int | None) -> bool:
+    """Whether graphs saved under calibration ``saved`` (None: saved before it was kept, 1) were fitted
+    by another rule than this one."""
+    return (saved or 1) != CALIBRATION
+
+
 def calibration_queries(labels: np.ndarray, gather: Gather, settings: AnnSettings,
                          rng: np.random.Generator) -> list[np.ndarray]:
     """Parts of ``calibration`` unit queries each: noisy copies of held vectors at the query distance;

@@ -47,7 +47,7 @@ from hippo.columns import Column
 from hippo.config import Settings
 from hippo.errors import StoreError
 from hippo.graph.projection import GraphProjection
-from hippo.memory.calibration import CALIBRATION
+from hippo.memory.calibration import CALIBRATION, outdated
 from hippo.memory.checks import Checks, Corrupt, fsync_dir
 from hippo.memory.delta import KINDS, Delta
 from hippo.memory.home import kept_state_home, shape_key, state_home, store_id
@@ -128,7 +128,7 @@ class DerivedCache:
         another calibration): saving it spares every later open the same calibration (a full scan of
         the graph)."""
         assert self._manifest is not None
-        if self._manifest.get("calibration", 1) != CALIBRATION:
+        if outdated(self._manifest.get("calibration")):
             return True
         saved = self._manifest["vectors"]
         return any(rows != (saved[kind].get("ef", {}).get(code, []) + [0, 0, 0])[2]
@@ -199,7 +199,7 @@ class DerivedCache:
         keywords = KeywordIndex.from_arrays(arrays("keywords"), spaces)
         titles = TitleIndex.from_arrays(arrays("titles"))
         # saved under another calibration: each graph walks as wide as it asks for now (one exact scan of its rows)
-        recalibrate = manifest.get("calibration", 1) != CALIBRATION
+        recalibrate = outdated(manifest.get("calibration"))
         indexes = {}
         for kind in KINDS:
             saved = manifest["vectors"][kind]
