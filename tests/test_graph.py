@@ -152,3 +152,26 @@ def test_top_indices_are_the_largest_best_first():
     assert top_indices(values, 3).tolist() == [1, 3, 2]
     assert top_indices(values, 10).tolist() == [1, 3, 2, 4, 0]
     assert top_indices(values, 0).tolist() == []
+
+
+@pytest.mark.parametrize("shape", ["uniform", "ties", "sorted", "few above zero", "high where sampled"])
+def test_the_kth_largest_is_partitions_answer_whatever_the_sample_sees(shape):
+    """``kth_largest`` bounds a large array's k-th value by a strided sample first; a sample that
+    bounds it too high (sorted rows, a few hits among zeros) must fall back, never answer wrong."""
+    from hippo.graph.scoring import SAMPLE, kth_largest
+
+    rng = np.random.default_rng(7)
+    for n in (1, 50, 4 * SAMPLE + 1, 120_000):
+        values = rng.random(n)
+        if shape == "ties":
+            values = np.round(values * 4)
+        elif shape == "sorted":
+            values = np.sort(values)
+        elif shape == "few above zero":
+            values = np.zeros(n)
+            values[rng.integers(n, size=3)] = 1.0
+        elif shape == "high where sampled":  # the bound lands above the k-th: only a fallback answers right
+            values[:: max(1, n // SAMPLE)] += 1.0
+        for k in (1, 10, 200, n // 24, n):
+            if 1 <= k <= n:
+                assert kth_largest(values, k) == np.partition(values, n - k)[n - k]

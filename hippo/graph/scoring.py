@@ -29,6 +29,28 @@ def top_indices(values: np.ndarray, k: int) -> np.ndarray:
     return head[np.argsort(-values[head], kind="stable")]
 
 
+SAMPLE = 4_096
+
+
+def kth_largest(values: np.ndarray, k: int) -> float:
+    """The ``k``-th largest of ``values`` (``1 <= k <= len(values)``), as ``np.partition`` finds it.
+
+    On a large array a strided sample's quantile bounds it from below first, and only the values at
+    or above the bound are partitioned: when at least ``k`` are, the ``k`` largest are all among
+    them. BM25 over the 100k synthetic store matches ~100k passages per question, and a partition
+    of all of them took ~2 ms of a recall's 20; otherwise (rarely) it falls back to one.
+    """
+    n = len(values)
+    if n > 4 * SAMPLE and k * 8 < n:
+        sample = values[:: n // SAMPLE]
+        j = min(len(sample), 2 * k * len(sample) // n + 8)  # twice the sample's share of the top k, and a few
+        bound = np.partition(sample, len(sample) - j)[len(sample) - j]
+        above = values[values >= bound]
+        if len(above) >= k:
+            return float(np.partition(above, len(above) - k)[len(above) - k])
+    return float(np.partition(values, n - k)[n - k])
+
+
 def top_distinct(values: np.ndarray, keys: Sequence[str], k: int, depth: int) -> list[int]:
     """Indices of the ``k`` best values whose key was not seen before, best first.
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from hippo.columns import Column
 from hippo.graph.ppr import this_workspace
+from hippo.graph.scoring import kth_largest
 from hippo.runs import Run, SortedRuns
 from hippo.text import keyword_tokens as tokens
 
@@ -182,7 +183,7 @@ class KeywordIndex:
         if looked_up and len(rows):
             bound = sum((K1 + 1) * idf for _, _, idf in looked_up)
             if len(rows) > k:  # only rows that can still reach the top k need the common words
-                floor = np.partition(scores, len(scores) - k)[len(scores) - k]
+                floor = kth_largest(scores, k)
                 keep = scores + bound >= floor
                 rows, scores = rows[keep], scores[keep]
             for _, term, idf in looked_up:
@@ -194,7 +195,7 @@ class KeywordIndex:
         positive = scores > 0
         rows, scores = rows[positive], scores[positive]
         if len(scores) > k:  # only what can be among the best k is sorted (ties at the k-th kept)
-            near = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
+            near = scores >= kth_largest(scores, k)
             rows, scores = rows[near], scores[near]
         order = np.lexsort((rows, -scores))[:k]
         return [(int(rows[i]), float(scores[i])) for i in order]

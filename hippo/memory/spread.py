@@ -21,7 +21,7 @@ import numpy as np
 
 from hippo.config import Settings
 from hippo.graph.ppr import SparseScores
-from hippo.graph.scoring import top_indices
+from hippo.graph.scoring import kth_largest, top_indices
 from hippo.memory.source import RecallSource
 
 
@@ -107,7 +107,7 @@ def _liftable(source: RecallSource, walk: Walk, settings: Settings, tail: Tail |
         return None
     # ``top`` passages score at least ``floor`` without their tail (it is never negative): one whose
     # walk score plus the largest tail stays below it cannot be among them
-    floor = np.partition(own, len(own) - top)[len(own) - top]
+    floor = kth_largest(own, top)
     lift = walk.tail_scale(settings) * tail.bound
     return passage & (scores >= floor - lift * (1 + 1e-9))
 
