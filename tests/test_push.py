@@ -330,3 +330,18 @@ def test_a_readers_walk_is_the_walk_of_a_store_holding_only_what_it_sees(unread_
     assert len(want.vertices) > 50 and np.array_equal(got.vertices, want.vertices)
     assert got.pushes == want.pushes
     np.testing.assert_allclose(got.scores, want.scores, rtol=1e-9, atol=0)  # strengths summed in other orders
+
+
+def test_the_vertices_a_walk_reached_come_back_in_order_whichever_way_they_are_ordered():
+    """``in_order`` marks and reads back while a walk reached many of the vertices, else sorts: the
+    same ascending int64 either way, and the marks it used are cleared for the next walk."""
+    from hippo.graph.ppr import Workspace
+    from hippo.graph.push import in_order
+
+    workspace = Workspace()
+    rng = np.random.default_rng(5)
+    for n, count in ((1_000, 900), (1_000, 100), (100_000, 50), (1, 1), (10, 0)):
+        vertices = rng.permutation(n)[:count].astype(np.int32)
+        got = in_order(vertices, n, workspace)
+        assert got.dtype == np.int64 and np.array_equal(got, np.sort(vertices))
+    assert not workspace.array("in_order", bool, 1_000).any()  # left clean

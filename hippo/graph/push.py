@@ -175,8 +175,21 @@ def compiled_push(view: GraphView, vertices: np.ndarray, weights: np.ndarray, da
             restart_at, restart, float(damping), float(epsilon), v.check, v.is_passage, v.live, v.space_code,
             v.readable, v.dense_counts, v.sparse_keys, v.sparse_values, v.mention_weight, v.hidden, v.exact,
             v.unread_at, v.unread, state, estimate, queue[:n], touched, visible, known)
-    reached = np.sort(touched[:count])  # numpy's sort: numba's, in the compiled pass, made it 0.90 ms against 0.39
+    reached = in_order(touched[:count], n, workspace)
     scores = collect(reached, state, estimate, known)
     found = scores > 0
-    return SparseScores(vertices=reached[found].astype(np.int64), scores=scores[found], pushes=int(pushes),
-                        edges=int(edges))
+    return SparseScores(vertices=reached[found], scores=scores[found], pushes=int(pushes), edges=int(edges))
+
+
+def in_order(vertices: np.ndarray, n: int, workspace: Workspace) -> np.ndarray:
+    """Distinct ``vertices`` (of ``0 .. n - 1``) in increasing order, as int64. While they are not
+    far fewer than ``n``, marked in a scratch array and read back (``np.flatnonzero``): on 2Wiki a
+    first walk reaches ~20-40k of 67k vertices, and their sort took ~0.5-1 ms against ~0.2-0.3.
+    Past that a sort, whose cost stays with what the walk reached, not with the graph."""
+    if n > 16 * len(vertices):
+        return np.sort(vertices).astype(np.int64)  # numpy's sort: numba's, in the compiled pass, was 2x slower
+    mark = workspace.array("in_order", bool, n)
+    mark[vertices] = True
+    ordered = np.flatnonzero(mark[:n])
+    mark[ordered] = False
+    return ordered
