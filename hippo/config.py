@@ -76,6 +76,10 @@ class Settings(BaseSettings):
                                                          "small graphs, local push above ppr_exact_max_edges")
     ppr_exact_max_edges: int = Field(50_000, ge=0, description="graphs up to this many edges run exact PPR")
     ppr_epsilon: float = Field(1e-6, gt=0.0, lt=1.0, description="local push stops below epsilon x strength")
+    recall_threads: int = Field(2, ge=1, le=16, description="threads one in-process recall of a reader who sees "
+                                "1,000+ passages may use: above 1 its vector searches run on threads while BM25 "
+                                "scores on the caller's, and its seeds are named while it walks (1: all on the "
+                                "caller's thread; the answers are the same)")
     vector_exact_max: int = Field(20_000, ge=1, description="a space's vectors searched exactly up to this many")
     vector_recall: float = Field(0.99, gt=0.0, le=1.0, description="recall@10 an approximate (HNSW) index is "
                                  "calibrated to when trained")

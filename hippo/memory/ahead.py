@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-# Up to six reads a recall, each mostly a network wait: a few threads serve every recall of a process.
+# Up to six reads a recall, each a network wait (Neo4j) or a vector search that lets go of the GIL (in
+# process): a few threads serve every recall of a process.
 POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="hippo-read-ahead")
 
 
@@ -30,6 +31,18 @@ class Ahead:
         """The answer of the read started under ``key``, else ``read(*args)`` now."""
         started = self._started.pop(key, None)
         return started.result() if started is not None else read(*args)
+
+    def later(self, read: Callable[..., T], *args: Any) -> Callable[[], T]:
+        """``read(*args)`` started now on a thread; what this returns gives its answer when called."""
+        key = object()
+        self.start(key, read, *args)
+        return lambda: self.take(key, read, *args)
+
+    def settle(self) -> None:
+        """Wait for every read started and not taken, and drop it (its error too)."""
+        started, self._started = self._started, {}
+        for future in started.values():
+            future.exception()
 
     def __len__(self) -> int:
         return len(self._started)

@@ -134,7 +134,11 @@ class Engine:
             yield self.store_reads.source(spaces)
             return
         with self.reading() as state:
-            yield LocalSource(state, self.store, spaces)
+            source = LocalSource(state, self.store, spaces, threads=self.settings.recall_threads)
+            try:
+                yield source
+            finally:
+                source.settle()
 
     @property
     def cache(self) -> DerivedCache | None:

@@ -124,6 +124,7 @@ class Recaller:
         ranking_k = max(k * 4, 50)
         dense_k, fact_queries = max(s.passage_prior_top, ranking_k), np.vstack([q, hop_vectors]) if len(hops) else q
         self._search_ahead(source, q, dense_k, fact_queries, phrase_vectors)
+        keyword = self._keywords(query, source)  # BM25 on this thread while the searches run on others
         dense = self._dense(source, q, dense_k)
         kept, fact_scores = self._facts(source, fact_queries)
         links = self._links(source, phrase_vectors)
@@ -152,7 +153,9 @@ class Recaller:
             return RankedPassages.fallback("dense", source, query, ranking, dict(ranking), timings, notes, q)
 
         clock = time.perf_counter()
-        prior_vertices, prior = self._prior(query, q, dense, source)
+        # the seeds and clues read names and texts (the store): on another thread while this one walks
+        described = source.aside(self._describe, source, seeds, set(fact_seeds), kept, fact_scores, links, phrases, n)
+        prior_vertices, prior = self._prior(q, dense, keyword, source)
         reset_vertices = np.concatenate([np.fromiter(seeds, dtype=np.int64, count=len(seeds)), prior_vertices,
                                          np.fromiter(titles, dtype=np.int64, count=len(titles))])
         reset_weights = np.concatenate([np.fromiter(seeds.values(), dtype=np.float64, count=len(seeds)),
@@ -178,16 +181,7 @@ class Recaller:
         ranked_ids = source.record_ids(ranked_vertices.tolist())
         ranking = [(pid, float(mass[i])) for pid, i in zip(ranked_ids, order, strict=True)]
         dense_by_id = dict(zip(ranked_ids, dense.score_of(source, q, ranked_vertices).tolist(), strict=True))
-
-        seed_ids = dict(zip(seeds, source.record_ids(list(seeds)), strict=True))
-        seed_names = source.entity_names(list(seed_ids.values()))
-        seed_list = sorted(
-            (Seed(id=seed_ids[v], name=seed_names.get(seed_ids[v], seed_ids[v]), weight=round(w, 6),
-                  source="fact" if v in fact_seeds else "query_entity") for v, w in seeds.items()),
-            key=lambda x: -x.weight,
-        )
-        fact_texts = source.fact_texts(source.fact_ids(kept))
-        clues = self._clues(source, kept, fact_scores, fact_texts, links, phrases, seeds, seed_ids, n)
+        seed_list, clues = described()
         timings["readout"] = time.perf_counter() - clock
         strategy: Strategy = "graph" if fact_seeds else "entity_link"
         return RankedPassages(strategy=strategy, source=source, ranking=ranking, dense=dense_by_id, clues=clues,
@@ -271,7 +265,12 @@ class Recaller:
             return [], [], f"the fact filter kept none of the {len(kept)} retrieved facts", True
         return [kept[i] for i in chosen], [scores[i] for i in chosen], None, True
 
-    def _prior(self, query: str, q: np.ndarray, dense: DenseHits,
+    def _keywords(self, query: str, source: RecallSource) -> dict[int, float]:
+        """BM25 scores for the passage prior (none when it has no BM25 share)."""
+        top = self.settings.passage_prior_top
+        return source.keyword_scores(query, top or KEYWORD_POOL) if self.settings.keyword_prior_share > 0 else {}
+
+    def _prior(self, q: np.ndarray, dense: DenseHits, keyword: dict[int, float],
                source: RecallSource) -> tuple[np.ndarray, np.ndarray]:
         """The passage part of the reset vector: (passage vertices, weights before
         ``passage_weight``). Min-max dense scores, mixed with BM25 when
@@ -283,9 +282,6 @@ class Recaller:
         top = self.settings.passage_prior_top
         vertices, cosines = (dense.vertices[:top], dense.scores[:top]) if top else self._every_passage(source, q)
         share = self.settings.keyword_prior_share
-        keyword: dict[int, float] = {}
-        if share > 0:
-            keyword = source.keyword_scores(query, top or KEYWORD_POOL)
         have = set(vertices.tolist())
         extra = np.array([v for v in keyword if v not in have], dtype=np.int64)
         if len(extra) and top:
@@ -353,6 +349,20 @@ class Recaller:
                 if sim >= s.link_min_score:
                     links.append((int(v), float(sim), p))
         return links
+
+    def _describe(self, source: RecallSource, seeds: dict[int, float], fact_seeds: set[int], kept: list[int],
+                  fact_scores: list[float], links: list[tuple[int, float, int]], phrases: list[str],
+                  n: int) -> tuple[list[Seed], list[Clue]]:
+        """The seeds as the caller sees them (ids, names, weights), and the clues."""
+        seed_ids = dict(zip(seeds, source.record_ids(list(seeds)), strict=True))
+        seed_names = source.entity_names(list(seed_ids.values()))
+        seed_list = sorted(
+            (Seed(id=seed_ids[v], name=seed_names.get(seed_ids[v], seed_ids[v]), weight=round(w, 6),
+                  source="fact" if v in fact_seeds else "query_entity") for v, w in seeds.items()),
+            key=lambda x: -x.weight,
+        )
+        fact_texts = source.fact_texts(source.fact_ids(kept))
+        return seed_list, self._clues(source, kept, fact_scores, fact_texts, links, phrases, seeds, seed_ids, n)
 
     def _clues(self, source: RecallSource, kept: list[int], fact_scores: list[float],
                fact_texts: dict[str, str], links: list[tuple[int, float, int]], phrases: list[str],

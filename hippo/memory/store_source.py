@@ -38,7 +38,7 @@ from hippo.graph.scoring import Readout, passage_mass
 from hippo.graph.view import Solver
 from hippo.memory.ahead import Ahead
 from hippo.memory.names import spelled_name
-from hippo.memory.source import Nearest
+from hippo.memory.source import Nearest, answered
 from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache, edge_runs
 from hippo.memory.store_words import keyword_scores, start_keyword_reads, title_seeds
 from hippo.store import Store
@@ -379,6 +379,8 @@ class StoreSource:
             return
         for q in queries:
             self.ahead.start((family, q.tobytes(), k), self.rows, family, q, k)
+
+    aside = staticmethod(answered)  # run now: a read may give out handles, which only the recall's thread does
 
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
         scored = keyword_scores(self.reader, self.statistics, query, limit, self._frequencies, self.ahead)
