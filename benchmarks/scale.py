@@ -123,7 +123,7 @@ def measure(size: int, store_dir: Path, queries: int) -> dict[str, Any]:
     for q in asked[:10]:  # warm-up: first touches of the mapped files
         memory.recall(q)
     stages: dict[str, list[float]] = {k: [] for k in ("total", "seeds", "ppr", "readout", "cpu")}
-    pushed = []
+    pushed, alone = [], []
     for q in asked[10:]:
         cpu = time.process_time()
         result = memory.recall(q, n=5, k=10)
@@ -133,6 +133,7 @@ def measure(size: int, store_dir: Path, queries: int) -> dict[str, Any]:
         for key in ("seeds", "ppr", "readout"):
             stages[key].append(t.get(key, 0.0) * 1000)
         pushed.append(result.strategy)
+        alone.append(_one_thread_ms(memory, q))
     baseline = {}
     for mode in ("dense", "bm25"):
         took = []
@@ -152,6 +153,7 @@ def measure(size: int, store_dir: Path, queries: int) -> dict[str, Any]:
         "recall_p95_ms": float(np.percentile(stages["total"], 95)),
         "recall_cpu_p50_ms": float(np.percentile(stages["cpu"], 50)),
         "recall_cpu_p95_ms": float(np.percentile(stages["cpu"], 95)),
+        "one_thread_p50_ms": float(np.percentile(alone, 50)), "one_thread_p95_ms": float(np.percentile(alone, 95)),
         "stages_p50_ms": {k: float(np.percentile(v, 50)) for k, v in stages.items()},
         **rss, "peak_rss_mb": peak, "open_s": open_s, "open_outcome": outcome,
         "strategies": {s: pushed.count(s) for s in set(pushed)}, "queries": len(asked) - 10,
@@ -167,11 +169,10 @@ def measure_real(name: str, path: Path, queries: int) -> dict[str, Any]:
     """Open a real tuning-set store and recall its questions (queries embedded and parsed before:
     CPU time is then recall's own)."""
     import hippo
+    from benchmarks.quality import CachedEmbedder
     from hippo.datasets import load_dataset
     from hippo.embed import SentenceEmbedder
     from hippo.extract.spacy import SpacyExtractor, load_pipeline
-
-    from benchmarks.quality import CachedEmbedder
 
     load_pipeline()
     dataset = load_dataset(name)
@@ -188,21 +189,35 @@ def measure_real(name: str, path: Path, queries: int) -> dict[str, Any]:
     outcome = memory.engine.cache.outcome if memory.engine.cache else "no cache"
     for q in asked[:10]:
         memory.recall(q)
-    wall, cpu, ppr = [], [], []
+    wall, cpu, ppr, alone = [], [], [], []
     for q in asked[10:]:
         start = time.process_time()
         result = memory.recall(q, n=5, k=10)
         cpu.append((time.process_time() - start) * 1000)
         wall.append((result.timings["total"] - result.timings.get("embed", 0.0)) * 1000)
         ppr.append(result.timings.get("ppr", 0.0) * 1000)
+        alone.append(_one_thread_ms(memory, q))
     p = memory.engine.state.projection
     row = {"corpus": name, "passages": p.passage_total, "edges": p.edges.size // 2,
            "recall_p50_ms": float(np.percentile(wall, 50)), "recall_p95_ms": float(np.percentile(wall, 95)),
            "recall_cpu_p50_ms": float(np.percentile(cpu, 50)), "ppr_p50_ms": float(np.percentile(ppr, 50)),
+           "one_thread_p50_ms": float(np.percentile(alone, 50)), "one_thread_p95_ms": float(np.percentile(alone, 95)),
            "open_s": open_s, "open_outcome": outcome, **_rss_parts(), "queries": len(wall),
            "load_average": [round(x, 2) for x in os.getloadavg()]}
     memory.close()
     return row
+
+
+def _one_thread_ms(memory: Any, query: str) -> float:
+    """The same recall with ``recall_threads=1`` (everything on the caller's thread), right after the
+    default's: the baseline of the recall's threads, in the same run and the same host weather."""
+    settings = memory.settings  # the one object the engine and the recaller read
+    default, settings.recall_threads = settings.recall_threads, 1
+    try:
+        t = memory.recall(query, n=5, k=10).timings
+    finally:
+        settings.recall_threads = default
+    return (t["total"] - t.get("embed", 0.0)) * 1000
 
 
 def _rss_mb() -> float:
@@ -329,6 +344,12 @@ def _rss_cell(row: dict[str, Any]) -> str:
     return f"{row['rss_mb']:,.0f} ({row['rss_anon_mb']:,.0f} + {row['rss_file_mb']:,.0f})"
 
 
+def _alone_cell(row: dict[str, Any]) -> str:
+    if "one_thread_p50_ms" not in row:  # rows of earlier runs
+        return "–"
+    return f"{row['one_thread_p50_ms']:.1f} / {row['one_thread_p95_ms']:.1f}"
+
+
 def _ann_cell(shard: str, found: dict[str, Any]) -> str:
     cell = f"{shard}" + (f" ef {found['ef']}" if "ef" in found else "") + f": {found['recall']:.3f}"
     if "recall_at_use" in found:
@@ -342,7 +363,7 @@ def render(rows: list[dict[str, Any]], command: str) -> str:
     synthetic, real = [r for r in rows if "corpus" not in r], [r for r in rows if "corpus" in r]
     table = [[f"{r['passages']:,}", f"{r['edges']:,}", f"{r['facts']:,}", f"{r['build_s'] / 3600:.2f} h"
               if r.get("build_s") else "–", f"{r['open_s']:.1f}", f"{r['recall_p50_ms']:.1f}",
-              f"{r['recall_p95_ms']:.1f}", f"{r['recall_cpu_p50_ms']:.1f}",
+              f"{r['recall_p95_ms']:.1f}", _alone_cell(r), f"{r['recall_cpu_p50_ms']:.1f}",
               f"{r['stages_p50_ms']['seeds']:.1f} / {r['stages_p50_ms']['ppr']:.1f} / "
               f"{r['stages_p50_ms']['readout']:.1f}", f"{r['baselines_ms']['dense']['p50']:.1f} / "
               f"{r['baselines_ms']['bm25']['p50']:.1f}", _rss_cell(r),
@@ -352,19 +373,22 @@ def render(rows: list[dict[str, Any]], command: str) -> str:
     if synthetic:
         parts += ["Synthetic stores (`benchmarks/synthetic.py`), built through `Memory.index`:", "",
                   markdown_table(["passages", "edges", "facts", "build", "open s", "recall p50 ms", "p95 ms",
-                                  "CPU p50 ms", "seeds / PPR / read-out p50", "dense / BM25 p50", "RSS MB (own + mapped)",
-                                  "ANN recall@10", "load avg"], table), "",
-                  "Recall latency excludes query embedding; the CPU time is that of the whole recall call. ANN "
+                                  "one thread p50 / p95", "CPU p50 ms", "seeds / PPR / read-out p50",
+                                  "dense / BM25 p50", "RSS MB (own + mapped)", "ANN recall@10", "load avg"], table), "",
+                  "Recall latency excludes query embedding; the CPU time is that of the whole recall call. One "
+                  "thread: each question asked again right after with `recall_threads=1` (searches, BM25 and the "
+                  "seed names on the caller's thread alone). ANN "
                   "recall@10: of a search for 10 by the questions, and in brackets of the search recall makes of "
                   "that shard (its queries, its k); then of the search for 10, counting a hit scored within 1e-3 "
                   "of the exact 10th as found (ann-benchmarks' k-nn recall: are the misses near-ties?).", "",
                   "![recall cost vs size](scale.png)", ""]
     if real:
         parts += ["Real tuning sets (MiniLM, spaCy graph), their saved stores:", "",
-                  markdown_table(["corpus", "passages", "edges", "open s", "recall p50 ms", "p95 ms", "CPU p50 ms",
-                                  "PPR p50 ms", "RSS MB (own + mapped)", "load avg"],
+                  markdown_table(["corpus", "passages", "edges", "open s", "recall p50 ms", "p95 ms",
+                                  "one thread p50 / p95", "CPU p50 ms", "PPR p50 ms", "RSS MB (own + mapped)",
+                                  "load avg"],
                                  [[r["corpus"], f"{r['passages']:,}", f"{r['edges']:,}", f"{r['open_s']:.2f}",
-                                   f"{r['recall_p50_ms']:.1f}", f"{r['recall_p95_ms']:.1f}",
+                                   f"{r['recall_p50_ms']:.1f}", f"{r['recall_p95_ms']:.1f}", _alone_cell(r),
                                    f"{r['recall_cpu_p50_ms']:.1f}", f"{r['ppr_p50_ms']:.1f}", _rss_cell(r),
                                    ", ".join(f"{x:.1f}" for x in r["load_average"])] for r in real]), ""]
     parts.append(f"Command: `{command}`")
