@@ -286,10 +286,11 @@ class GraphView:
     def passage_scores(self, scores: SparseScores, readout: Readout, blend: float) -> tuple[np.ndarray, np.ndarray]:
         """``scoring.passage_mass`` of a PPR result: (the visible passage vertices it reached, their
         scores). An entity hands its passages its mass divided by its visible strength."""
-        mass, passages, incidence = self.local_readout(scores, readout != "passage")
-        strength = None
-        if readout != "passage":
-            strength = np.zeros(len(scores.vertices))
-            read = np.unique(incidence.indices)  # only the entities a reached passage mentions
-            strength[read] = self.walk_strength(scores.vertices[read])
+        if readout == "passage":  # their own mass: no incidence to build (an empty one took ~0.1 ms)
+            passages = np.flatnonzero(self._passages_visible(scores.vertices))
+            return scores.vertices[passages], scores.scores[passages]
+        mass, passages, incidence = self.local_readout(scores, True)
+        strength = np.zeros(len(scores.vertices))
+        read = np.unique(incidence.indices)  # only the entities a reached passage mentions
+        strength[read] = self.walk_strength(scores.vertices[read])
         return scores.vertices[passages], passage_mass(mass, passages, incidence, readout, blend, strength=strength)

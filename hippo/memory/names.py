@@ -43,15 +43,35 @@ def _ascii_surface_form(words: list[str], text: str) -> str | None:
     r"""``surface_form`` for ASCII, without a pattern compiled per key (most names a recall meets are
     new to it, and compiling was ~1 ms of a 2Wiki recall): the key's words matched against the text's
     runs of letters and digits, in order and case-insensitively, the first such span not joined to
-    an ``_`` on either side (the pattern's ``(?<!\w)``, ``(?!\w)``; any other gap is its ``[\W_]+``)."""
-    runs = [(m.start(), m.end(), m.group().lower()) for m in _ASCII_WORD.finditer(text)]
-    n = len(words)
-    for i in range(len(runs) - n + 1):
-        start, end = runs[i][0], runs[i + n - 1][1]
-        edges = text[start - 1 : start] + text[end : end + 1]  # "" at either end of the text
-        if "_" not in edges and all(runs[i + j][2] == words[j] for j in range(n)):
-            return " ".join(text[start:end].split())
+    an ``_`` on either side (the pattern's ``(?<!\w)``, ``(?!\w)``; any other gap is its ``[\W_]+``).
+    Only where the first word occurs are runs read (reading every run of a passage was ~0.3 ms a
+    name, 2 ms of a 2Wiki recall's names)."""
+    lowered, first = text.lower(), words[0]
+    at = lowered.find(first)
+    while at >= 0:
+        run = _ASCII_WORD.match(text, at)
+        if run is not None and run.end() - at == len(first) and not (at and _is_run_char(text[at - 1])):
+            end = _end_of_words(text, lowered, run.end(), words[1:])
+            if end is not None and "_" not in text[at - 1 : at] + text[end : end + 1]:
+                return " ".join(text[at:end].split())
+        at = lowered.find(first, at + 1)
     return None
+
+
+def _is_run_char(c: str) -> bool:
+    return c.isascii() and c.isalnum()
+
+
+def _end_of_words(text: str, lowered: str, start: int, words: list[str]) -> int | None:
+    """Where the runs after ``start`` end if they are ``words``, in order (None if they are not)."""
+    end = start
+    runs = _ASCII_WORD.finditer(text, start)
+    for word in words:
+        run = next(runs, None)
+        if run is None or lowered[run.start() : run.end()] != word:
+            return None
+        end = run.end()
+    return end
 
 
 def spelled_name(key: str, title: str | None, text: str | None) -> str:
