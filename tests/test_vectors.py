@@ -203,6 +203,33 @@ def test_a_large_graph_is_built_wider_and_a_graph_grown_large_links_its_new_rows
     assert width(HnswShard.built(np.arange(1_200), gather, settings)) == 48
 
 
+def test_an_index_whose_graph_grows_past_wide_build_from_links_it_again_whole():
+    """Rows linked narrow before a graph grew large stay narrow (a 1M-fact graph grown so walked at
+    ``ef`` 972 where one built whole at 200 walks at 288): the index builds it again, once, at the
+    wide width, with every row it held and the new ones, and adds to it as usual afterwards."""
+    import faiss
+
+    rng = np.random.default_rng(15)
+    vectors = _clustered(rng, 1_600)
+    labels = np.arange(len(vectors))
+    index = VectorIndex(DIM, AnnSettings(exact_max=300, min_ef=16, build_ef=16, wide_build_ef=48,
+                                         wide_build_from=1_000))
+    index.add(labels, labels.astype(np.uint64), vectors)
+    index.include(0, labels[:400])
+    index.exclude(0, labels[:10])  # removed rows stay out of the graph built again
+    narrow = index.shards[0]
+    index.include(0, labels[400:900])
+    assert index.shards[0] is narrow and faiss.downcast_index(narrow.index.index).hnsw.efConstruction == 16
+    index.include(0, labels[900:1_100])  # 1,090 live rows: past 1,000
+    wide = index.shards[0]
+    assert wide is not narrow and faiss.downcast_index(wide.index.index).hnsw.efConstruction == 48
+    assert sorted(wide.labels().tolist()) == list(range(10, 1_100)) and wide.calibrated == 1_090
+    index.include(0, labels[1_100:1_200])
+    assert index.shards[0] is wide and len(wide) == 1_190  # grown as usual from there
+    (_, found), = index.search(vectors[1_150][None, :], 1, [0])
+    assert found.tolist() == [1_150]
+
+
 def test_calibration_stops_where_a_wider_walk_finds_no_more():
     """Where the graph cannot reach ``recall`` at any width, ``ef`` stops at the plateau rather than
     at ``max_ef``, and the walk it stops at finds nearly what the widest one does."""

@@ -304,6 +304,10 @@ class HnswShard:
     def dead_labels(self) -> np.ndarray:
         return np.flatnonzero(self._dead.values)
 
+    def narrower_than(self, rows: int) -> bool:
+        """Whether this graph was linked narrower than a graph of ``rows`` is built (``build_width``)."""
+        return faiss.downcast_index(self.index.index).hnsw.efConstruction < self.settings.build_width(rows)
+
     def needs_rebuild(self) -> bool:
         return self._dead_count > self.settings.rebuild_dead * self.index.ntotal
 

@@ -157,6 +157,12 @@ class VectorIndex:
                 labels = np.concatenate([current.labels.values, labels])
             self.shards[shard] = HnswShard.built(np.unique(labels), self.vectors_of, self.settings)
             return
+        if isinstance(current, HnswShard) and current.narrower_than(len(current) + len(labels)):
+            # grown past ``wide_build_from``: linked again whole, once, as a graph built at that size
+            # would be (its first rows linked narrow made 1M facts walk at ef 972, not 288)
+            labels = np.unique(np.concatenate([current.labels(), labels]))
+            self.shards[shard] = HnswShard.built(labels, self.vectors_of, self.settings)
+            return
         if current is None:
             current = self.shards[shard] = FlatShard(self.dim)
         current.add(labels, vectors)
