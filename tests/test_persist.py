@@ -83,12 +83,13 @@ def test_an_hnsw_state_round_trips_exactly(tmp_path):
     state = memory.engine.state
     assert {shard.kind for shard in state.facts.shards.values()} == {"hnsw"}
     live = _outputs(memory)
-    fitted = lambda memory: [(s.ef, s.near_ef, s.calibrated) for s in memory.engine.state.facts.shards.values()]  # noqa: E731
+    fitted = lambda memory: [(s.ef, s.near_ef, s.calibrated, s.linked)  # noqa: E731
+                             for s in memory.engine.state.facts.shards.values()]
     calibrated = fitted(memory)
     memory.close()
     reopened = _open(tmp_path / "hnsw.db", **HNSW)
     assert reopened.engine.cache.outcome == "loaded" and _outputs(reopened) == live
-    assert fitted(reopened) == calibrated and all(rows > 0 for _, _, rows in calibrated)
+    assert fitted(reopened) == calibrated and all(rows > 0 for _, _, rows, _ in calibrated)
     reopened.close()
 
 
@@ -106,7 +107,7 @@ def test_a_state_saved_under_an_older_calibration_is_calibrated_again_once(tmp_p
     assert manifest["calibration"] == CALIBRATION
     del manifest["calibration"]  # as saved before calibrations were versioned
     for entry in manifest["vectors"].values():
-        entry["ef"] = {code: [7, 7, rows] for code, (_, _, rows) in entry["ef"].items()}
+        entry["ef"] = {code: [7, 7, rows] for code, (_, _, rows, _) in entry["ef"].items()}
     path.write_text(json.dumps(manifest))
     reopened = _open(tmp_path / "old.db", **HNSW)
     graphs = [s for _, index in reopened.engine.state.vector_indexes() for s in index.shards.values()

@@ -230,6 +230,38 @@ def test_an_index_whose_graph_grows_past_wide_build_from_links_it_again_whole():
     assert found.tolist() == [1_150]
 
 
+@pytest.mark.parametrize("saved", ["grown", "whole", "grown, saved before linked was kept",
+                                   "whole, saved before linked was kept"])
+def test_a_saved_graph_keeps_the_narrowest_width_its_rows_were_linked_at(tmp_path, saved):
+    """A graph's own efConstruction says only the width it last linked at, so the narrowest is kept
+    beside it: a graph grown past ``wide_build_from`` and saved is built again whole on its next write
+    (the 100k store's grown 1M-fact graph was not: its field read 200), one built whole at the wide
+    width is not, and a large graph saved before the width was kept is taken as grown."""
+    import faiss
+
+    settings = AnnSettings(exact_max=300, min_ef=16, build_ef=16, wide_build_ef=48, wide_build_from=1_000)
+    rng = np.random.default_rng(21)
+    vectors = _clustered(rng, 1_200)
+    labels = np.arange(len(vectors))
+    if saved.startswith("grown"):
+        graph = HnswShard.built(labels[:900], vectors.__getitem__, settings)
+        graph.add(labels[900:1_100], vectors[900:1_100])  # straight into the graph, as before the rebuild
+    else:
+        graph = HnswShard.built(labels[:1_100], vectors.__getitem__, settings)
+    assert faiss.downcast_index(graph.index.index).hnsw.efConstruction == 48
+    assert graph.linked == (16 if saved.startswith("grown") else 48)
+    faiss.write_index(graph.index, str(tmp_path / "graph.faiss"))
+    index = VectorIndex(DIM, settings)
+    index.add(labels, labels.astype(np.uint64), vectors)
+    mapped = index.shards[0] = HnswShard.mapped_from(str(tmp_path / "graph.faiss"), settings, graph.ef,
+                                                     graph.near_ef, graph.calibrated,
+                                                     linked=None if "before" in saved else graph.linked)
+    index.include(0, labels[1_100:1_110])
+    rebuilt = index.shards[0] is not mapped
+    assert rebuilt == (saved != "whole")
+    assert len(index.shards[0]) == 1_110 and index.shards[0].linked == 48
+
+
 def test_calibration_stops_where_a_wider_walk_finds_no_more():
     """Where the graph cannot reach ``recall`` at any width, ``ef`` stops at the plateau rather than
     at ``max_ef``, and the walk it stops at finds nearly what the widest one does."""

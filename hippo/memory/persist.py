@@ -219,9 +219,10 @@ class DerivedCache:
                     index.shards[int(code)] = FlatShard.from_arrays(dim, arrays(f"shard-{kind}-{code}"))
                 else:
                     dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
-                    ef, near_ef, calibrated = (ann.min_ef, 16, 0) if recalibrate else (*saved["ef"][code], 0)[:3]
-                    index.shards[int(code)] = HnswShard.mapped_from(str(gen / f"shard-{kind}-{code}.faiss"), ann,
-                                                                    ef, near_ef, calibrated, dead=dead)
+                    fitted = [*(f := saved["ef"][code]), *(0, None)[len(f) - 2:]]  # ef, near_ef, calibrated, linked
+                    ef, near_ef, calibrated = (ann.min_ef, 16, 0) if recalibrate else fitted[:3]
+                    index.shards[int(code)] = HnswShard.mapped_from(str(gen / f"shard-{kind}-{code}.faiss"), ann, ef,
+                                                                    near_ef, calibrated, dead=dead, linked=fitted[3])
             if recalibrate and index.calibrate():
                 log.info("derived state in %s: %s graphs calibrated again (saved under calibration %s)",
                          self.directory, kind, manifest.get("calibration", 1))
@@ -330,7 +331,7 @@ class DerivedCache:
                     faiss.write_index(shard.index, str(path))
                     files[f"{gen_name}/{path.name}"] = checks.written(f"{gen_name}/{path.name}", path)
                     put(f"shard-{kind}-{code}.dead", shard.dead_labels())
-                    entry["ef"][str(code)] = [shard.ef, shard.near_ef, shard.calibrated]
+                    entry["ef"][str(code)] = [shard.ef, shard.near_ef, shard.calibrated, shard.linked]
             vectors[kind] = entry
         for path in gen.iterdir():
             with path.open("rb") as f:

@@ -17,13 +17,13 @@ afterwards and a small space in a huge store still returns its true top k.
   question names two things a passage joins: on the 100k synthetic store's
   million facts, noisy copies called 192 enough where its questions needed ~648
   for 0.98); ``near_ef`` likewise for copies at cosine ~0.8, the synonym search.
-  Adds go straight into the graph, and each time the graph has doubled since its
-  last calibration it is calibrated again. HNSW cannot delete:
-  a removed record is skipped inside the search (a faiss ID selector, so the k
-  returned are k live ones), and the graph is rebuilt when a quarter is dead.
+  Adds go straight into the graph, calibrated again each time it doubles. HNSW cannot
+  delete: a removed record is skipped inside the search (a faiss ID selector, so the k
+  returned are k live ones), and the graph is rebuilt when a quarter is dead, and whole
+  once when it grows past ``wide_build_from`` (its first rows were linked narrower).
 
-IVF (with PQ or SQ codes) was measured first and dropped: on MiniLM vectors (MuSiQue's 21k
-entities) recall@10 0.98 needed every list probed, i.e. a scan.
+IVF (PQ or SQ codes) was measured first and dropped: on MiniLM vectors (MuSiQue's 21k entities)
+recall@10 0.98 needed every list probed, i.e. a scan.
 """
 
 from __future__ import annotations
@@ -195,12 +195,18 @@ class HnswShard:
     kind = "hnsw"
 
     def __init__(self, index: faiss.IndexIDMap, settings: AnnSettings, ef: int, near_ef: int,
-                 dead: np.ndarray | None = None, mapped: bool = False, calibrated: int = 0) -> None:
+                 dead: np.ndarray | None = None, mapped: bool = False, calibrated: int = 0,
+                 linked: int | None = None) -> None:
         self.index = index
         self.mapped = mapped  # read from a saved file by mapping it: read-only until ``add`` copies it
         self.settings = settings
         self.ef, self.near_ef = ef, near_ef
         self.calibrated = calibrated  # live rows when ``ef`` was last calibrated
+        # The narrowest efConstruction any row was linked at (the graph's field keeps the last); unknown in
+        # a state saved before it was kept: a graph past ``wide_build_from`` is taken as grown past it.
+        width = faiss.downcast_index(index.index).hnsw.efConstruction
+        self.linked = linked if linked is not None else width if index.ntotal < settings.wide_build_from \
+            else min(width, settings.build_ef)
         self._held = Column(bool)  # by label
         self._dead = Column(bool)
         ids = faiss.vector_to_array(index.id_map)
@@ -234,7 +240,7 @@ class HnswShard:
             with _team(len(part)):
                 index.add_with_ids(vectors, part)
             best = best_ten(best, queries @ vectors.T)
-        shard = cls(index, settings, ef=settings.max_ef, near_ef=settings.max_ef)
+        shard = cls(index, settings, ef=settings.max_ef, near_ef=settings.max_ef, linked=base.hnsw.efConstruction)
         shard._calibrated_on(parts, best, gather, settings.min_ef, 16)
         return shard
 
@@ -254,7 +260,6 @@ class HnswShard:
 
     def needs_calibration(self) -> bool:
         return len(self) >= 2 * self.calibrated
-
     def _calibrated_on(self, parts: list[np.ndarray], best: np.ndarray, gather: Gather, ef: int,
                        near_ef: int) -> None:
         """``ef``: the widest walk any far part of the queries needs; ``near_ef``: the last part's.
@@ -306,20 +311,19 @@ class HnswShard:
 
     def narrower_than(self, rows: int) -> bool:
         """Whether this graph was linked narrower than a graph of ``rows`` is built (``build_width``)."""
-        return faiss.downcast_index(self.index.index).hnsw.efConstruction < self.settings.build_width(rows)
+        return self.linked < self.settings.build_width(rows)
 
     def needs_rebuild(self) -> bool:
         return self._dead_count > self.settings.rebuild_dead * self.index.ntotal
 
     @classmethod
     def mapped_from(cls, path: str, settings: AnnSettings, ef: int, near_ef: int, calibrated: int = 0,
-                    dead: np.ndarray | None = None) -> HnswShard:
+                    dead: np.ndarray | None = None, linked: int | None = None) -> HnswShard:
         """A saved graph, memory-mapped: its codes and links stay in the file's pages (clean page cache
         the kernel may drop), not in the process's own memory, and opening reads nothing of it.
-        ``calibrated``: the rows ``ef`` was calibrated at (0 when a state saved before it was kept:
-        the next write calibrates again)."""
+        ``calibrated``, ``linked``: as saved (0, None when saved before they were kept)."""
         return cls(faiss.read_index(path, faiss.IO_FLAG_MMAP_IFC), settings, ef, near_ef, dead=dead, mapped=True,
-                   calibrated=calibrated)
+                   calibrated=calibrated, linked=linked)
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         labels = np.asarray(labels, dtype=np.int64)
@@ -343,7 +347,9 @@ class HnswShard:
         fresh &= once
         if fresh.any():
             grown = int(self.index.ntotal) + int(fresh.sum())  # a graph grown large links its new rows wider
-            faiss.downcast_index(self.index.index).hnsw.efConstruction = self.settings.build_width(grown)
+            width = self.settings.build_width(grown)
+            faiss.downcast_index(self.index.index).hnsw.efConstruction = width
+            self.linked = min(self.linked, width)
             with _team(int(fresh.sum())):
                 self.index.add_with_ids(np.ascontiguousarray(vectors[fresh], dtype=np.float32), labels[fresh])
             self._held[labels[fresh]] = True
