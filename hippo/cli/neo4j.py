@@ -83,7 +83,10 @@ def import_(
 @neo4j_app.command()
 def indexes(store: StoreOption = None,
             timeout: Annotated[float, typer.Option(min=0, help="seconds to wait for the indexes to come online "
-                                                   "(0: no limit)")] = 3600.0) -> None:
+                                                   "(0: no limit)")] = 3600.0,
+            unquantize: Annotated[bool, typer.Option(help="build again the vector indexes built with int8 codes "
+                                                     "(Neo4j's default, hippo's before): they find fewer of the "
+                                                     "nearest records")] = False) -> None:
     """Create the constraints, the full-text index and the vector indexes of a hippo store in Neo4j
     (for the bound model's dimension), and wait until they are online."""
     from hippo.store.neo4j import create_indexes
@@ -91,7 +94,7 @@ def indexes(store: StoreOption = None,
     url = _neo4j_url(store)
     try:
         with err.status("creating indexes..."):
-            names = create_indexes(url, timeout or NO_LIMIT)
+            names = create_indexes(url, timeout or NO_LIMIT, unquantize=unquantize)
     except HippoError as exc:
         raise fail(str(exc)) from None
     out.print(f"{url}: {len(names)} indexes online ({', '.join(names)})", highlight=False)

@@ -82,11 +82,13 @@ def check_schema_version(db: Connection, found: str) -> None:
                      f"this hippo reads version {SCHEMA_VERSION}{upgrade}")
 
 
-def ensure_vector_indexes(db: Connection, dim: int) -> None:
+def ensure_vector_indexes(db: Connection, dim: int, *, unquantize: bool = False) -> None:
     """Create the vector indexes for ``dim``; rebuild one left with another dimension, or on
-    the records themselves (schema 1)."""
+    the records themselves (schema 1), and with ``unquantize`` one built with int8 codes (Neo4j's
+    default, hippo's before: searched as it is until asked, a rebuild of 1M vectors takes ~30 min)."""
     for row in db.read("vector_indexes", "reading the vector indexes"):
-        if row["dim"] != dim or list(row["labels"] or []) != VECTOR_INDEX_LABELS.get(row["name"]):
+        if row["dim"] != dim or list(row["labels"] or []) != VECTOR_INDEX_LABELS.get(row["name"]) \
+                or (unquantize and row["quantized"]):
             db.schema(cypher("drop_index"), "dropping a stale vector index", name=row["name"])
     try:
         for statement in cypher_statements("schema_vector_indexes"):

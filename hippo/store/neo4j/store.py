@@ -238,12 +238,16 @@ class Neo4jStore(Neo4jEmbeddings):
         return f"Neo4jStore({self.url!r})"
 
 
-def create_indexes(url: str, timeout: float = 3600.0) -> list[str]:
+def create_indexes(url: str, timeout: float = 3600.0, *, unquantize: bool = False) -> list[str]:
     """Open the store at ``url`` creating its schema and indexes (what ``hippo neo4j indexes`` does);
-    the names of hippo's full-text and vector indexes, all online within ``timeout`` seconds."""
+    the names of hippo's full-text and vector indexes, all online within ``timeout`` seconds.
+    ``unquantize``: build again the vector indexes built with int8 codes."""
     store = Neo4jStore.from_url(url, create_schema=True, index_timeout=timeout)
     try:
         bound = store.embedding_model()
+        if unquantize and bound:
+            ensure_vector_indexes(store.db, bound[1], unquantize=True)
+            await_indexes(store.db, timeout)
         require_indexes(store.db, bound[1] if bound else None)
         return sorted(r["name"] for r in store.db.read("hippo_indexes", "reading the indexes"))
     finally:
