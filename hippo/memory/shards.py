@@ -200,8 +200,7 @@ class HnswShard:
         self.index = index
         self.mapped = mapped  # read from a saved file by mapping it: read-only until ``add`` copies it
         self.settings = settings
-        self.ef, self.near_ef = ef, near_ef
-        self.calibrated = calibrated  # live rows when ``ef`` was last calibrated
+        self.ef, self.near_ef, self.calibrated = ef, near_ef, calibrated  # calibrated: live rows at the last fit
         # The narrowest efConstruction any row was linked at (the graph's field keeps the last); unknown in
         # a state saved before it was kept: a graph past ``wide_build_from`` is taken as grown past it.
         width = faiss.downcast_index(index.index).hnsw.efConstruction
@@ -260,6 +259,7 @@ class HnswShard:
 
     def needs_calibration(self) -> bool:
         return len(self) >= 2 * self.calibrated
+
     def _calibrated_on(self, parts: list[np.ndarray], best: np.ndarray, gather: Gather, ef: int,
                        near_ef: int) -> None:
         """``ef``: the widest walk any far part of the queries needs; ``near_ef``: the last part's.
