@@ -107,7 +107,7 @@ def test_a_state_saved_under_an_older_calibration_is_calibrated_again_once(tmp_p
     assert manifest["calibration"] == CALIBRATION
     del manifest["calibration"]  # as saved before calibrations were versioned
     for entry in manifest["vectors"].values():
-        entry["ef"] = {code: [7, 7, rows] for code, (_, _, rows, _) in entry["ef"].items()}
+        entry["ef"] = {code: [7, 7, rows] for code, (_, _, rows) in entry["ef"].items()}
     path.write_text(json.dumps(manifest))
     reopened = _open(tmp_path / "old.db", **HNSW)
     graphs = [s for _, index in reopened.engine.state.vector_indexes() for s in index.shards.values()

@@ -125,8 +125,7 @@ class DerivedCache:
 
     def _calibrated_since(self, state: DerivedState) -> bool:
         """Whether a graph was calibrated again since the saved state (or on opening it, saved under
-        another calibration): saving it spares every later open the same calibration (a full scan of
-        the graph)."""
+        another calibration): saving it spares every later open the same calibration (a full scan)."""
         assert self._manifest is not None
         if outdated(self._manifest.get("calibration")):
             return True
@@ -219,10 +218,10 @@ class DerivedCache:
                     index.shards[int(code)] = FlatShard.from_arrays(dim, arrays(f"shard-{kind}-{code}"))
                 else:
                     dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
-                    fitted = [*(f := saved["ef"][code]), *(0, None)[len(f) - 2:]]  # ef, near_ef, calibrated, linked
-                    ef, near_ef, calibrated = (ann.min_ef, 16, 0) if recalibrate else fitted[:3]
-                    index.shards[int(code)] = HnswShard.mapped_from(str(gen / f"shard-{kind}-{code}.faiss"), ann, ef,
-                                                                    near_ef, calibrated, dead=dead, linked=fitted[3])
+                    ef, near_ef, calibrated = (ann.min_ef, 16, 0) if recalibrate else (*saved["ef"][code], 0)[:3]
+                    index.shards[int(code)] = HnswShard.mapped_from(  # ``linked``: not kept by older states
+                        str(gen / f"shard-{kind}-{code}.faiss"), ann, ef, near_ef, calibrated, dead=dead,
+                        linked=saved.get("linked", {}).get(code))
             if recalibrate and index.calibrate():
                 log.info("derived state in %s: %s graphs calibrated again (saved under calibration %s)",
                          self.directory, kind, manifest.get("calibration", 1))
@@ -320,7 +319,7 @@ class DerivedCache:
             entry = self._save_vectors(kind, index.store, old, files, number)
             if entry["file"] in files:
                 checks.written(entry["file"], self.directory / entry["file"], files[entry["file"]])
-            entry["shards"], entry["ef"] = {}, {}
+            entry["shards"], entry["ef"], entry["linked"] = {}, {}, {}
             for code, shard in index.shards.items():
                 entry["shards"][str(code)] = shard.kind
                 if isinstance(shard, FlatShard):
@@ -331,7 +330,8 @@ class DerivedCache:
                     faiss.write_index(shard.index, str(path))
                     files[f"{gen_name}/{path.name}"] = checks.written(f"{gen_name}/{path.name}", path)
                     put(f"shard-{kind}-{code}.dead", shard.dead_labels())
-                    entry["ef"][str(code)] = [shard.ef, shard.near_ef, shard.calibrated, shard.linked]
+                    entry["ef"][str(code)] = [shard.ef, shard.near_ef, shard.calibrated]
+                    entry["linked"][str(code)] = shard.linked
             vectors[kind] = entry
         for path in gen.iterdir():
             with path.open("rb") as f:
