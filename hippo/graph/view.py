@@ -266,14 +266,15 @@ class GraphView:
 
     # -- read-out ------------------------------------------------------------------------
 
-    def local_readout(self, scores: SparseScores) -> tuple[np.ndarray, np.ndarray, sparse.csr_matrix]:
+    def local_readout(self, scores: SparseScores, incidence: bool) -> tuple[np.ndarray, np.ndarray,
+                                                                           sparse.csr_matrix]:
         """The inputs of ``scoring.passage_mass`` restricted to the vertices PPR reached:
         (their scores, positions of the visible passages among them, the mention incidence
         among them, passage row -> entity column). Nothing outside them has mass."""
         reached = scores.vertices
         passages = np.flatnonzero(self._passages_visible(reached))
         m = len(reached)
-        if not len(passages):
+        if not incidence or not len(passages):
             return scores.scores, passages, sparse.csr_matrix((m, m))
         owners, entities = self.projection.mentions_of(reached[passages])
         at = np.searchsorted(reached, entities)
@@ -288,7 +289,7 @@ class GraphView:
         if readout == "passage":  # their own mass: no incidence to build (an empty one took ~0.1 ms)
             passages = np.flatnonzero(self._passages_visible(scores.vertices))
             return scores.vertices[passages], scores.scores[passages]
-        mass, passages, incidence = self.local_readout(scores)
+        mass, passages, incidence = self.local_readout(scores, True)
         strength = np.zeros(len(scores.vertices))
         read = np.unique(incidence.indices)  # only the entities a reached passage mentions
         strength[read] = self.walk_strength(scores.vertices[read])
