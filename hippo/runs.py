@@ -124,13 +124,15 @@ class SortedRuns:
                 return
             run = Run.sealed(key_count, self._keys.values.copy(),
                              {name: column.values.copy() for name, column in self._pending.items()})
-            self._keys = Column(np.int64)
-            self._pending = {name: Column(dtype) for name, dtype in self.dtypes.items()}
             runs = [*self.runs, run]
             while len(runs) > 1 and runs[-2].size <= MERGE_RATIO * runs[-1].size:
                 later = runs.pop()
                 runs[-1] = runs[-1].merged(later)
+            # The runs first, then the empty pending: a reader who finds nothing pending (without the
+            # lock) reads the runs at once, so they must already hold every entry.
             self.runs = runs  # readers may be iterating the list before
+            self._keys = Column(np.int64)
+            self._pending = {name: Column(dtype) for name, dtype in self.dtypes.items()}
 
     def merge_tail(self, key_count: int, most: int) -> None:
         """Merge the newest (smallest) runs until at most ``most`` remain."""

@@ -175,3 +175,25 @@ def test_the_kth_largest_is_partitions_answer_whatever_the_sample_sees(shape):
         for k in (1, 10, 200, n // 24, n):
             if 1 <= k <= n:
                 assert kth_largest(values, k) == np.partition(values, n - k)[n - k]
+
+
+def test_a_reader_who_finds_nothing_pending_finds_every_entry_in_the_runs(monkeypatch):
+    """Readers check ``has_pending`` without the lock and then read ``runs`` (``GraphView.first_passages``
+    on a recall's side thread while its own thread seals): at every moment of a seal, nothing pending
+    must mean the runs hold every entry. Stop 42's CI caught a recall whose seeds all lost their names
+    to the moment between the two."""
+    from hippo import runs as runs_module
+
+    entries = runs_module.SortedRuns({"targets": np.int64})
+    entries.add(np.array([2, 0, 1]), targets=np.array([7, 8, 9]))
+    seen: list[tuple[bool, int]] = []
+
+    class Watched(runs_module.Column):
+        def __init__(self, *args, **kwargs):  # noqa: ANN002, ANN003 - every moment a seal empties a column
+            super().__init__(*args, **kwargs)
+            seen.append((entries.has_pending, sum(r.size for r in entries.runs)))
+
+    monkeypatch.setattr(runs_module, "Column", Watched)
+    entries.seal(3)
+    assert seen and all(pending or held == 3 for pending, held in seen)
+    assert not entries.has_pending and entries.size == 3
