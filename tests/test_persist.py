@@ -83,13 +83,13 @@ def test_an_hnsw_state_round_trips_exactly(tmp_path):
     state = memory.engine.state
     assert {shard.kind for shard in state.facts.shards.values()} == {"hnsw"}
     live = _outputs(memory)
-    fitted = lambda memory: [(s.ef, s.near_ef, s.calibrated, s.linked)  # noqa: E731
+    fitted = lambda memory: [(s.ef, s.near_ef, s.calibrated, s.linked, s.one_ef)  # noqa: E731
                              for s in memory.engine.state.facts.shards.values()]
     calibrated = fitted(memory)
     memory.close()
     reopened = _open(tmp_path / "hnsw.db", **HNSW)
     assert reopened.engine.cache.outcome == "loaded" and _outputs(reopened) == live
-    assert fitted(reopened) == calibrated and all(rows > 0 for _, _, rows, _ in calibrated)
+    assert fitted(reopened) == calibrated and all(rows > 0 for _, _, rows, _, _ in calibrated)
     reopened.close()
 
 

@@ -181,6 +181,34 @@ def test_ef_walks_as_wide_as_the_harder_of_its_two_kinds_of_far_query():
     assert shard.ef == alone["easy"]  # without blends, what the noisy part needs
 
 
+def test_a_search_for_the_best_one_walks_as_wide_as_finding_one_needs():
+    """A search for one (an entity link) walks at ``one_ef``: calibrated for the best one alone, so
+    narrower than the top-10 walk where the top 10 is the harder thing to find, never below
+    ``min_ef`` nor above ``ef``, and it still finds the exact best."""
+    import faiss
+
+    rng = np.random.default_rng(13)
+    vectors = _clustered(rng, 8_000)
+    labels = np.arange(len(vectors))
+    gather = vectors.__getitem__
+    shard = HnswShard.built(labels, gather, AnnSettings(min_ef=16))
+    assert 16 <= shard.one_ef < shard.ef
+    phrases = vectors[rng.choice(len(vectors), 200, replace=False)]
+    phrases = phrases + 1.5 / np.sqrt(DIM) * rng.standard_normal(phrases.shape).astype(np.float32)
+    phrases /= np.linalg.norm(phrases, axis=1, keepdims=True)
+    best = (phrases @ vectors.T).max(axis=1)
+
+    def searched(k: int, ef: int | None = None) -> tuple[list, int]:
+        faiss.cvar.hnsw_stats.reset()
+        found = shard.search(phrases, k, gather, ef=ef)
+        return found, faiss.cvar.hnsw_stats.ndis  # distances computed: how wide the walk went
+
+    one, walked = searched(1)
+    assert walked == searched(1, shard.one_ef)[1] < searched(1, shard.ef)[1]
+    assert np.mean([scores[0] >= b - 1e-6 for (scores, _), b in zip(one, best, strict=True)]) >= 0.98
+    assert searched(2)[1] == searched(2, shard.ef)[1]  # any other k: the top-10 width
+
+
 def test_a_large_graph_is_built_wider_and_a_graph_grown_large_links_its_new_rows_wider():
     """efConstruction is ``build_ef`` below ``wide_build_from`` rows and ``wide_build_ef`` from there, for a
     graph built whole and for the rows added once a graph has grown past it."""

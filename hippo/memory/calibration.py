@@ -9,14 +9,17 @@ copies for the synonym search.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from hippo.memory.shards import AnnSettings, Gather
+    from hippo.memory.vectors import Results
 
-CALIBRATION = 2  # how ``ef`` is calibrated (2: blends too); a graph saved under another is calibrated again
+CALIBRATION = 3  # how ``ef`` is calibrated (2: blends too; 3: the width for the best one too); a graph saved
+# under another is calibrated again
 
 
 def outdated(saved: int | None) -> bool:
@@ -49,3 +52,28 @@ def best_ten(best: np.ndarray, scores: np.ndarray) -> np.ndarray:
     both = np.concatenate([best, scores], axis=1)
     ten = np.partition(both, both.shape[1] - 10, axis=1)[:, -10:] if both.shape[1] > 10 else both
     return -np.sort(-ten, axis=1)
+
+
+def narrowest_width(found_at: Callable[[int], float], start: int, settings: AnnSettings) -> int:
+    """The smallest walk width from ``start`` (x1.5 a step, up to ``settings.max_ef``) at which
+    ``found_at(width)`` reaches ``settings.recall``, or the last before a step that gained less than
+    ``settings.plateau`` past ``settings.plateau_from``."""
+    ef, recall = start, found_at(start)
+    while recall < settings.recall and ef < settings.max_ef:
+        wider = min(int(ef * 1.5), settings.max_ef)
+        found = found_at(wider)
+        if recall >= settings.plateau_from and found - recall < settings.plateau:
+            break
+        ef, recall = wider, found
+    return ef
+
+
+def found_share(got: Results, best: np.ndarray, floor: float, top: int) -> float:
+    """The share of each query's exact best ``top`` (``best``: its exact top ten, descending) at or
+    above ``floor`` that a search's scores hold (ties count as found), averaged over the queries."""
+    hits = []
+    for (scores, _), exact in zip(got, best[:, :top], strict=True):
+        wanted = int((exact >= floor).sum())
+        ours = np.sort(scores)[::-1][:wanted]
+        hits.append(float((ours >= exact[wanted - 1] - 1e-6).sum()) / wanted if wanted else 1.0)
+    return float(np.mean(hits))

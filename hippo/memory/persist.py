@@ -219,9 +219,9 @@ class DerivedCache:
                 else:
                     dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
                     ef, near_ef, calibrated = (ann.min_ef, 16, 0) if recalibrate else (*saved["ef"][code], 0)[:3]
-                    index.shards[int(code)] = HnswShard.mapped_from(  # ``linked``: not kept by older states
+                    index.shards[int(code)] = HnswShard.mapped_from(  # ``linked``, ``one_ef``: not in older states
                         str(gen / f"shard-{kind}-{code}.faiss"), ann, ef, near_ef, calibrated, dead=dead,
-                        linked=saved.get("linked", {}).get(code))
+                        linked=saved.get("linked", {}).get(code), one_ef=saved.get("one_ef", {}).get(code))
             if recalibrate and index.calibrate():
                 log.info("derived state in %s: %s graphs calibrated again (saved under calibration %s)",
                          self.directory, kind, manifest.get("calibration", 1))
@@ -319,7 +319,7 @@ class DerivedCache:
             entry = self._save_vectors(kind, index.store, old, files, number)
             if entry["file"] in files:
                 checks.written(entry["file"], self.directory / entry["file"], files[entry["file"]])
-            entry["shards"], entry["ef"], entry["linked"] = {}, {}, {}
+            entry["shards"], entry["ef"], entry["linked"], entry["one_ef"] = {}, {}, {}, {}
             for code, shard in index.shards.items():
                 entry["shards"][str(code)] = shard.kind
                 if isinstance(shard, FlatShard):
@@ -332,6 +332,7 @@ class DerivedCache:
                     put(f"shard-{kind}-{code}.dead", shard.dead_labels())
                     entry["ef"][str(code)] = [shard.ef, shard.near_ef, shard.calibrated]
                     entry["linked"][str(code)] = shard.linked
+                    entry["one_ef"][str(code)] = shard.one_ef
             vectors[kind] = entry
         for path in gen.iterdir():
             with path.open("rb") as f:
@@ -339,9 +340,8 @@ class DerivedCache:
         fsync_dir(gen)
         manifest = {
             "format": FORMAT, "store_id": self.identity, "shape": self.shape, "revision": state.revision,
-            "calibration": CALIBRATION,
-            "generation": gen_name, "journal": f"journal-{number}.bin", "files": files, "vectors": vectors,
-            "spaces": state.projection.space_names, "keyword_spaces": sorted(state.keywords.spaces),
+            "calibration": CALIBRATION, "generation": gen_name, "journal": f"journal-{number}.bin", "files": files,
+            "vectors": vectors, "spaces": state.projection.space_names, "keyword_spaces": sorted(state.keywords.spaces),
             "unembedded": sorted(state.unembedded), "bytes": sum(f["bytes"] for f in files.values()),
         }
         temporary = self.directory / "MANIFEST.json.tmp"

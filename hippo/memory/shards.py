@@ -16,7 +16,10 @@ afterwards and a small space in a huge store still returns its true top k.
   (passages, facts), for blends of two held vectors that are not close (a
   question names two things a passage joins: on the 100k synthetic store's
   million facts, noisy copies called 192 enough where its questions needed ~648
-  for 0.98); ``near_ef`` likewise for copies at cosine ~0.8, the synonym search.
+  for 0.98); ``near_ef`` likewise for copies at cosine ~0.8, the synonym search;
+  ``one_ef`` for the best one alone (an entity link asks one; on the 100k synthetic
+  store's 239k entities its phrases found their nearest at ef 144 every time, where
+  the top-10 width is 648), never below ``min_ef``.
   Adds go straight into the graph, calibrated again each time it doubles. HNSW cannot
   delete: a removed record is skipped inside the search (a faiss ID selector, so the k
   returned are k live ones), and the graph is rebuilt when a quarter is dead, and whole
@@ -38,7 +41,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from hippo.columns import Column
-from hippo.memory.calibration import best_ten, calibration_queries
+from hippo.memory.calibration import best_ten, calibration_queries, found_share, narrowest_width
 
 # faiss' OpenMP team, like igraph's, spins against the other busy core: on 2 shared cores
 # building an index took 62 s with two threads and 15 s with one (21k vectors, load ~20).
@@ -196,11 +199,12 @@ class HnswShard:
 
     def __init__(self, index: faiss.IndexIDMap, settings: AnnSettings, ef: int, near_ef: int,
                  dead: np.ndarray | None = None, mapped: bool = False, calibrated: int = 0,
-                 linked: int | None = None) -> None:
+                 linked: int | None = None, one_ef: int | None = None) -> None:
         self.index = index
         self.mapped = mapped  # read from a saved file by mapping it: read-only until ``add`` copies it
         self.settings = settings
         self.ef, self.near_ef, self.calibrated = ef, near_ef, calibrated  # calibrated: live rows at the last fit
+        self.one_ef = ef if one_ef is None else one_ef  # a search for one: unknown in older states, as wide as ef
         # The narrowest efConstruction any row was linked at (the graph's field keeps the last); unknown in
         # a state saved before it was kept: a graph past ``wide_build_from`` is taken as grown past it.
         width = faiss.downcast_index(index.index).hnsw.efConstruction
@@ -262,41 +266,29 @@ class HnswShard:
 
     def _calibrated_on(self, parts: list[np.ndarray], best: np.ndarray, gather: Gather, ef: int,
                        near_ef: int) -> None:
-        """``ef``: the widest walk any far part of the queries needs; ``near_ef``: the last part's.
+        """``ef``: the widest walk any far part of the queries needs; ``one_ef``: the widest a search
+        for the best one needs (an entity link), from ``min_ef``; ``near_ef``: the last part's.
         ``best``: every query's exact top 10, the parts one after another."""
         bests = np.split(best, np.cumsum([len(part) for part in parts])[:-1])
-        for part, exact in zip(parts[:-1], bests[:-1], strict=True):
+        far = list(zip(parts[:-1], bests[:-1], strict=True))
+        for part, exact in far:
             ef = self._calibrate(part, exact, gather, ef)  # from the width the part before needed
         self.ef = ef
+        self.one_ef = min(ef, max(self._calibrate(part, exact, gather, self.settings.min_ef, top=1)
+                                  for part, exact in far))
         self.near_ef = self._calibrate(parts[-1], bests[-1], gather, near_ef, self.settings.near_floor)
         self.calibrated = len(self)
 
     def _calibrate(self, queries: np.ndarray, best: np.ndarray, gather: Gather, ef: int,
-                   floor: float = -np.inf) -> int:
-        """The smallest ``ef`` (from ``ef``, x1.5 a step) whose re-ranked top 10 holds
-        ``settings.recall`` of the exact top 10 at or above ``floor`` (ties count as found), or the
-        last before a step that gained less than ``settings.plateau`` past ``settings.plateau_from``."""
-        ef = max(ef, self._shortlist(10))  # a search walks at least its shortlist's width
-        recall = self._recall_at(queries, best, gather, ef, floor)
-        while recall < self.settings.recall and ef < self.settings.max_ef:
-            wider = min(int(ef * 1.5), self.settings.max_ef)
-            found = self._recall_at(queries, best, gather, wider, floor)
-            if recall >= self.settings.plateau_from and found - recall < self.settings.plateau:
-                break
-            ef, recall = wider, found
-        return ef
+                   floor: float = -np.inf, top: int = 10) -> int:
+        """The narrowest ``ef`` (from ``ef``) whose re-ranked best ``top`` holds ``settings.recall`` of
+        the exact best ``top`` at or above ``floor`` (``calibration.narrowest_width``)."""
+        return narrowest_width(lambda width: found_share(self.search(queries, top, gather, ef=width), best, floor, top),
+                               max(ef, self._shortlist(top)), self.settings)  # a search walks its shortlist at least
 
     def _shortlist(self, k: int) -> int:
         """Candidates a search for k re-scores exactly (and the least width faiss walks)."""
         return int(max(self.settings.min_rerank, self.settings.rerank * k))
-
-    def _recall_at(self, queries: np.ndarray, best: np.ndarray, gather: Gather, ef: int, floor: float) -> float:
-        hits = []
-        for (scores, _), exact in zip(self.search(queries, 10, gather, ef=ef), best, strict=True):
-            wanted = int((exact >= floor).sum())
-            got = np.sort(scores)[::-1][:wanted]
-            hits.append(float((got >= exact[wanted - 1] - 1e-6).sum()) / wanted if wanted else 1.0)
-        return float(np.mean(hits))
 
     def __len__(self) -> int:
         return int(self.index.ntotal) - self._dead_count
@@ -318,12 +310,13 @@ class HnswShard:
 
     @classmethod
     def mapped_from(cls, path: str, settings: AnnSettings, ef: int, near_ef: int, calibrated: int = 0,
-                    dead: np.ndarray | None = None, linked: int | None = None) -> HnswShard:
+                    dead: np.ndarray | None = None, linked: int | None = None, one_ef: int | None = None
+                    ) -> HnswShard:
         """A saved graph, memory-mapped: its codes and links stay in the file's pages (clean page cache
         the kernel may drop), not in the process's own memory, and opening reads nothing of it.
-        ``calibrated``, ``linked``: as saved (0, None when saved before they were kept)."""
+        ``calibrated``, ``linked``, ``one_ef``: as saved (0, None when saved before they were kept)."""
         return cls(faiss.read_index(path, faiss.IO_FLAG_MMAP_IFC), settings, ef, near_ef, dead=dead, mapped=True,
-                   calibrated=calibrated, linked=linked)
+                   calibrated=calibrated, linked=linked, one_ef=one_ef)
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         labels = np.asarray(labels, dtype=np.int64)
@@ -378,7 +371,7 @@ class HnswShard:
         if shortlist <= 0:
             return [(np.zeros(0, np.float32), np.zeros(0, np.int64)) for _ in queries]
         params = faiss.SearchParametersHNSW()
-        params.efSearch = int(max(shortlist, ef or (self.near_ef if near else self.ef)))
+        params.efSearch = int(max(shortlist, ef or (self.near_ef if near else self.one_ef if k == 1 else self.ef)))
         selector = self._live()
         if selector is not None:
             params.sel = selector
