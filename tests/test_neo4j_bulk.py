@@ -218,12 +218,27 @@ def test_vector_indexes_are_unquantized_and_an_old_int8_one_is_rebuilt_on_reques
                                                                                      server: Server) -> None:
     """hippo builds its vector indexes without Lucene's int8 codes (Neo4j's default found 0.74-0.93 of
     the exact top 10 where hippo's find 0.90-1.00, scripts/README-neo4j.md); one a database kept from
-    before is searched as it is until ``hippo neo4j indexes --unquantize`` builds it again."""
+    before is searched as it is until ``hippo neo4j indexes --unquantize`` builds it again. A store-side
+    search takes a float index's own scores and scores an int8 index's hits again: exact either way."""
     def quantized() -> dict[str, bool]:
         with closing(server.store(create_schema=False)) as opened:
             return {r["name"]: r["quantized"] for r in opened.db.read("vector_indexes", "test")}
 
+    def searched_as_scored_exactly(int8: frozenset[str]) -> None:
+        with closing(server.store(create_schema=False)) as opened:
+            reader = opened.reader(None)
+            assert reader.int8 == int8
+            with opened.db.session() as session:
+                held = session.run("MATCH (v:FactVector) RETURN v.embedding AS e ORDER BY v.hash LIMIT 1").single()
+            query = np.asarray(held["e"]) + 0.4 * np.cos(np.arange(len(held["e"])))  # near it, not on it
+            query /= np.linalg.norm(query)
+            found = {r[0]: r[1] for r in reader.nearest("facts", query, [8])[0]}
+            exact = {r[0]: r[1] for r in reader.exact("facts", query, 8)[0]}
+            assert len(found) == 8 and len(set(found) & set(exact)) >= 6
+            assert all(abs(found[f] - exact[f]) < 1e-6 for f in set(found) & set(exact))
+
     assert quantized() == {"passage_embedding": False, "entity_embedding": False, "fact_embedding": False}
+    searched_as_scored_exactly(frozenset())
     with closing(server.store()) as opened:
         opened.db.schema("DROP INDEX fact_embedding", "test")
         opened.db.schema("CREATE VECTOR INDEX fact_embedding FOR (v:FactVector) ON v.embedding OPTIONS {indexConfig: "
@@ -233,6 +248,7 @@ def test_vector_indexes_are_unquantized_and_an_old_int8_one_is_rebuilt_on_reques
     done = hippo("neo4j", "indexes", "--store", server.url, "--timeout", "600", env=server.env)
     assert done.returncode == 0, done.stderr
     assert quantized()["fact_embedding"] is True
+    searched_as_scored_exactly(frozenset({"fact_embedding"}))
     done = hippo("neo4j", "indexes", "--unquantize", "--store", server.url, "--timeout", "600", env=server.env)
     assert done.returncode == 0, done.stderr
     assert quantized() == {"passage_embedding": False, "entity_embedding": False, "fact_embedding": False}

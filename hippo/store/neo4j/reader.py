@@ -13,7 +13,8 @@ it too. ``nearest`` therefore over-fetches (2k to start, at least 16) and
 doubles the fetch while it finds fewer than k visible records and the index
 had more; past ``max_fetch`` it scores the reader's visible records exactly
 instead (O(what the reader sees)), so a reader of a small space still gets its
-true top k. Scores are cosines (the index's (1 + cos) / 2, mapped back).
+true top k. Scores are cosines (the index's (1 + cos) / 2, mapped back; an index of int8 codes has
+its hits scored again from their vectors, ``int8``).
 
 Neo4j's index searches as wide as it is asked to fetch (Lucene's HNSW uses k as
 its beam), so a caller that needs one record found reliably asks for more: the
@@ -44,6 +45,8 @@ from hippo.store.neo4j.connection import Connection
 from hippo.store.neo4j.schema import META
 
 Family = Literal["passages", "entities", "facts"]
+INDEX_OF: dict[Family, str] = {"passages": "passage_embedding", "entities": "entity_embedding",
+                               "facts": "fact_embedding"}
 FIRST_FETCH = 16
 FLOOR_FETCH = 128  # a search for a few records it must find (the farthest): the module's docstring
 KEEP = 8  # visible hits read per search at least, in the index's order (2k for a top k)
@@ -90,9 +93,11 @@ def cosine(score: float) -> float:
 class Neo4jReader:
     """Recall's reads of one Neo4j database, for one reader's spaces."""
 
-    def __init__(self, db: Connection, spaces: Spaces, *, max_fetch: int = 4096, parts: int = 1) -> None:
+    def __init__(self, db: Connection, spaces: Spaces, *, max_fetch: int = 4096, parts: int = 1,
+                 int8: frozenset[str] = frozenset(INDEX_OF.values())) -> None:
         self.db = db
         self.spaces = None if spaces is None else sorted(spaces)
+        self.int8 = int8  # vector indexes whose own scores are approximate (``schema.int8_indexes``)
         self.max_fetch = max_fetch
         self.parts = max(1, min(parts, MAX_PARTS))
         self.spent: Counter[str] = Counter()  # seconds waited per statement (reads ahead overlap)
@@ -174,7 +179,7 @@ class Neo4jReader:
             waiting = list(fetch)
             rows = self._read(f"read_nearest_{family}", f"searching {family} by vector",
                               queries=queries[waiting].tolist(), fetch=[fetch[i] for i in waiting],
-                              keep=max(2 * max(ks[i] for i in waiting), KEEP))
+                              keep=max(2 * max(ks[i] for i in waiting), KEEP), rescore=INDEX_OF[family] in self.int8)
             for row in rows:
                 i = waiting[int(row["i"])]
                 found = [[r[0], cosine(r[1]), *r[2:]] for r in row["found"]]

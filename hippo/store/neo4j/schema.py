@@ -82,6 +82,13 @@ def check_schema_version(db: Connection, found: str) -> None:
                      f"this hippo reads version {SCHEMA_VERSION}{upgrade}")
 
 
+def int8_indexes(db: Connection) -> frozenset[str]:
+    """The vector indexes that hold int8 codes (Neo4j's default, kept by older databases): their
+    scores are approximate, so a store-side search scores its hits again from their vectors."""
+    return frozenset(row["name"] for row in db.read("vector_indexes", "reading the vector indexes")
+                     if row["quantized"])
+
+
 def ensure_vector_indexes(db: Connection, dim: int, *, unquantize: bool = False) -> None:
     """Create the vector indexes for ``dim``; rebuild one left with another dimension, or on
     the records themselves (schema 1), and with ``unquantize`` one built with int8 codes (Neo4j's

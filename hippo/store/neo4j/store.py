@@ -20,7 +20,7 @@ from hippo.store.neo4j.migrate import UPGRADABLE, migrate
 from hippo.store.neo4j.reader import Neo4jReader
 from hippo.store.neo4j.records import document_of, entity_of, fact_of, passage_of, value_id
 from hippo.store.neo4j.schema import (META, await_indexes, check_schema_version, ensure_vector_indexes,
-                                      indexes_command, prepare, read_schema_version, require_indexes)
+                                      indexes_command, int8_indexes, prepare, read_schema_version, require_indexes)
 from hippo.store.neo4j.vectors import VECTOR_DTYPE, vector_of
 from hippo.store.neo4j.writer import CHUNK, ID_CHUNK, BatchWriter
 
@@ -43,6 +43,7 @@ class Neo4jStore(Neo4jEmbeddings):
                              database or parsed.database, connection_timeout=connection_timeout,
                              max_retry_time=max_retry_time)
         self.user, self.database, self.url = self.db.user, self.db.database, self.db.url
+        self._int8: frozenset[str] | None = None  # vector indexes of int8 codes (``reader``)
         try:
             self._open(index_timeout) if create_schema else self._check()
         except BaseException:
@@ -211,7 +212,9 @@ class Neo4jStore(Neo4jEmbeddings):
 
     def reader(self, spaces: Spaces, *, max_fetch: int = 4096, parts: int = 1) -> Neo4jReader:
         """Store-side recall's reads within ``spaces`` (``hippo.store.neo4j.reader``)."""
-        return Neo4jReader(self.db, spaces, max_fetch=max_fetch, parts=parts)
+        if self._int8 is None:  # read once: hippo builds float indexes only, so an index rebuilt since
+            self._int8 = int8_indexes(self.db)  # costs at most scores computed again, never wrong ones
+        return Neo4jReader(self.db, spaces, max_fetch=max_fetch, parts=parts, int8=self._int8)
 
     def text_form(self, spaces: Spaces) -> TextForm:
         """A reader's view as text, summed in the server (``hippo.memory.extent``)."""
