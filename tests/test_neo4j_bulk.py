@@ -249,6 +249,9 @@ def test_vector_indexes_are_unquantized_and_an_old_int8_one_is_rebuilt_on_reques
     assert done.returncode == 0, done.stderr
     assert quantized()["fact_embedding"] is True
     searched_as_scored_exactly(frozenset({"fact_embedding"}))
+    doctor = hippo("doctor", "--json", "--store", server.url, env={**server.env, "HF_HUB_OFFLINE": "1"})
+    store = next(c for c in json.loads(doctor.stdout) if c["name"] == "store")
+    assert store["status"] == "warn" and "fact_embedding" in store["detail"] and "--unquantize" in store["fix"]
     done = hippo("neo4j", "indexes", "--unquantize", "--store", server.url, "--timeout", "600", env=server.env)
     assert done.returncode == 0, done.stderr
     assert quantized() == {"passage_embedding": False, "entity_embedding": False, "fact_embedding": False}

@@ -83,18 +83,27 @@ def store(url: str, settings: Settings) -> Check:
         fix = ('eval "$(scripts/neo4j start)" (or check NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD)' if neo4j
                else "check the path and its permissions")
         return Check(name="store", status="fail", detail=f"{where}: {exc}", fix=fix)
+    int8: frozenset[str] = frozenset()
     try:
         counts = opened.counts()
         bound = opened.embedding_model()
         detail = f"{opened.url}: {counts['documents']} documents, {counts['passages']} passages"
         if neo4j:
+            from hippo.store.neo4j.schema import int8_indexes  # the neo4j extra: only for a Neo4j store
+
             detail += f"; Neo4j {_neo4j_version(opened)}"
+            int8 = int8_indexes(opened.db)
     finally:
         opened.close()
     if bound is not None and bound[0] != settings.embedding_model:
         return Check(name="store", status="fail", detail=f"{detail}; its vectors are {bound[0]!r}, settings say "
                      f"{settings.embedding_model!r}", fix=f"HIPPO_EMBEDDING_MODEL={bound[0]} (or another store)")
     detail += f"; vectors of {bound[0]} ({bound[1]} dims)" if bound else "; no vectors yet"
+    if int8:
+        return Check(name="store", status="warn", detail=f"{detail}; vector indexes of int8 codes: "
+                     f"{', '.join(sorted(int8))} (Neo4j's default: lower recall, and store-side searches score "
+                     "their hits again)", fix=f"hippo neo4j indexes --unquantize --store {url} (builds them again "
+                     "as floats, ~30 min for 1M vectors)")
     if neo4j and not _rust_codec():
         return Check(name="store", status="warn", detail=detail + "; the driver decodes in Python",
                      fix="pip install neo4j-rust-ext (the driver's Rust codec: on 2Wiki a store-side recall "
