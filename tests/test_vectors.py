@@ -175,9 +175,9 @@ def test_ef_walks_as_wide_as_the_harder_of_its_two_kinds_of_far_query():
     assert alone["hard"] > alone["easy"]
     for first, second in (("easy", "hard"), ("hard", "easy")):
         order = (first, second, "easy")
-        shard._calibrated_on([parts[n] for n in order], np.concatenate([best[n] for n in order]), gather, 16, 16)
+        shard._calibrated_on([parts[n] for n in order], np.concatenate([best[n] for n in order]), gather)
         assert shard.ef == alone["hard"]
-    shard._calibrated_on([parts["easy"], parts["easy"]], np.concatenate([best["easy"]] * 2), gather, 16, 16)
+    shard._calibrated_on([parts["easy"], parts["easy"]], np.concatenate([best["easy"]] * 2), gather)
     assert shard.ef == alone["easy"]  # without blends, what the noisy part needs
 
 

@@ -53,7 +53,7 @@ from hippo.memory.delta import KINDS, Delta
 from hippo.memory.home import kept_state_home, shape_key, state_home, store_id
 from hippo.memory.keywords import KeywordIndex
 from hippo.memory.pages import mapped_rows, read_ahead
-from hippo.memory.shards import FlatShard, HnswShard
+from hippo.memory.shards import NEAR_FROM, FlatShard, HnswShard
 from hippo.memory.state import DerivedState, ann_settings
 from hippo.memory.titles import TitleIndex
 from hippo.memory.vectors import VectorIndex, VectorStore
@@ -218,7 +218,7 @@ class DerivedCache:
                     index.shards[int(code)] = FlatShard.from_arrays(dim, arrays(f"shard-{kind}-{code}"))
                 else:
                     dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
-                    ef, near_ef, calibrated = (ann.min_ef, 16, 0) if recalibrate else (*saved["ef"][code], 0)[:3]
+                    ef, near_ef, calibrated = (ann.min_ef, NEAR_FROM, 0) if recalibrate else (*saved["ef"][code], 0)[:3]
                     index.shards[int(code)] = HnswShard.mapped_from(  # ``linked``, ``one_ef``: not in older states
                         str(gen / f"shard-{kind}-{code}.faiss"), ann, ef, near_ef, calibrated, dead=dead,
                         linked=saved.get("linked", {}).get(code), one_ef=saved.get("one_ef", {}).get(code))

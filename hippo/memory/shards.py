@@ -81,6 +81,7 @@ _single_threaded_blas()
 Gather = Callable[[np.ndarray], np.ndarray]
 """Labels -> their float32 vectors (the exact scores of a shortlist)."""
 CHUNK = 65_536  # vectors gathered at a time when building a graph (each chunk scored by the calibration queries too)
+NEAR_FROM = 16  # the narrowest walk a near (synonym) search is calibrated from: its neighbours are close
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,7 @@ class HnswShard:
                 index.add_with_ids(vectors, part)
             best = best_ten(best, queries @ vectors.T)
         shard = cls(index, settings, ef=settings.max_ef, near_ef=settings.max_ef, linked=base.hnsw.efConstruction)
-        shard._calibrated_on(parts, best, gather, settings.min_ef, 16)
+        shard._calibrated_on(parts, best, gather)
         return shard
 
     def recalibrated(self, gather: Gather) -> HnswShard:
@@ -261,25 +262,25 @@ class HnswShard:
         best = np.full((len(queries), 10), -np.inf, dtype=np.float32)
         for start in range(0, len(labels), CHUNK):
             best = best_ten(best, queries @ np.asarray(gather(labels[start : start + CHUNK]), np.float32).T)
-        self._calibrated_on(parts, best, gather, self.settings.min_ef, 16)
+        self._calibrated_on(parts, best, gather)
         return self
 
     def needs_calibration(self) -> bool:
         return len(self) >= 2 * self.calibrated
 
-    def _calibrated_on(self, parts: list[np.ndarray], best: np.ndarray, gather: Gather, ef: int,
-                       near_ef: int) -> None:
+    def _calibrated_on(self, parts: list[np.ndarray], best: np.ndarray, gather: Gather) -> None:
         """``ef``: the widest walk any far part of the queries needs; ``one_ef``: the widest a search
-        for the best one needs (an entity link), from ``min_ef``; ``near_ef``: the last part's.
-        ``best``: every query's exact top 10, the parts one after another."""
+        for the best one needs (an entity link); both from ``min_ef``; ``near_ef``: the last part's,
+        from ``NEAR_FROM``. ``best``: every query's exact top 10, the parts one after another."""
         bests = np.split(best, np.cumsum([len(part) for part in parts])[:-1])
         far = list(zip(parts[:-1], bests[:-1], strict=True))
+        ef = self.settings.min_ef
         for part, exact in far:
             ef = self._calibrate(part, exact, gather, ef)  # from the width the part before needed
         self.ef = ef
         self.one_ef = min(ef, max(self._calibrate(part, exact, gather, self.settings.min_ef, top=1)
                                   for part, exact in far))
-        self.near_ef = self._calibrate(parts[-1], bests[-1], gather, near_ef, self.settings.near_floor)
+        self.near_ef = self._calibrate(parts[-1], bests[-1], gather, NEAR_FROM, self.settings.near_floor)
         self.calibrated = len(self)
 
     def _calibrate(self, queries: np.ndarray, best: np.ndarray, gather: Gather, ef: int,
