@@ -345,3 +345,18 @@ def test_the_vertices_a_walk_reached_come_back_in_order_whichever_way_they_are_o
         got = in_order(vertices, n, workspace)
         assert got.dtype == np.int64 and np.array_equal(got, np.sort(vertices))
     assert not workspace.array("in_order", bool, 1_000).any()  # left clean
+
+
+def test_first_seen_keeps_each_value_once_in_the_order_it_first_appears():
+    """The store-side walk numbers a wave's new nodes in the order met with ``first_seen``: the same as
+    ``dict.fromkeys``, whatever the scratch held before (it is reused, never cleared)."""
+    from hippo.graph.ppr import Workspace
+
+    workspace = Workspace()
+    rng = np.random.default_rng(11)
+    for n, high in ((0, 1), (1, 1), (50, 5), (3_000, 200), (30_000, 1_000_000), (500, 3)):
+        values = rng.integers(0, high, n)
+        got = workspace.first_seen(values)
+        assert got.dtype == np.int64
+        assert got.tolist() == list(dict.fromkeys(values.tolist()))
+    assert workspace.first_seen(np.array([7, 2, 7, 0, 2, 9])).tolist() == [7, 2, 0, 9]  # after larger scratch use

@@ -206,6 +206,19 @@ class Workspace:
         stamp[values] = at
         return values[stamp[values] == at]
 
+    def first_seen(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (non-negative integers) without repeats, in the order each first appears, in
+        O(len): ``np.unique`` and an argsort of its first indices took ~4 ms for a 30k-entry wave
+        (0.2 here). Its scratch needs no zeroing: every entry read is written first."""
+        values = np.asarray(values, dtype=np.int64)
+        if not len(values):
+            return values
+        first = self.array("first", np.int64, int(values.max()) + 1)
+        at = np.arange(len(values))
+        first[values] = len(values)
+        np.minimum.at(first, values, at)  # ufunc.at applies every entry: the smallest index wins
+        return values[first[values] == at]
+
 
 _workspaces = threading.local()
 

@@ -18,6 +18,7 @@ import numpy as np
 from hippo.columns import Column
 from hippo.errors import StoreError
 from hippo.graph.edges import MENTION, RELATION, SYNONYM
+from hippo.graph.ppr import this_workspace
 from hippo.store.neo4j.reader import Edges
 
 
@@ -93,8 +94,7 @@ class NodeTable:
         missing = found == 0
         if not missing.any():
             return found.astype(np.int64) - 1
-        fresh, first = np.unique(names[missing], return_index=True)
-        fresh = fresh[np.argsort(first, kind="stable")]
+        fresh = this_workspace().first_seen(names[missing])
         start, end = self.size, self.size + len(fresh)
         if end > self.capacity:
             raise StoreError(f"a store-side recall reached more than {self.capacity} nodes "
@@ -128,11 +128,11 @@ class Fetched:
     def __init__(self) -> None:
         self.start, self.length = Column(np.int64), Column(np.int64)  # by key; length -1: not fetched
         self.targets, self.weights, self.kinds = Column(np.int64), Column(np.float64), Column(np.int8)
+        self._last: tuple[np.ndarray, int, np.ndarray] | None = None  # the keys ``add`` took last, where, how many
 
     def missing(self, handles: np.ndarray) -> np.ndarray:
         """The handles not fetched yet, each once, in the order first met."""
-        _, first = np.unique(handles, return_index=True)
-        handles = handles[np.sort(first)]
+        handles = this_workspace().first_seen(handles)
         known = handles < len(self.length)
         known[known] = self.length[handles[known]] >= 0
         return handles[~known]
@@ -143,6 +143,7 @@ class Fetched:
         top = int(handles.max()) + 1
         self.start.extend_to(top, 0)
         self.length.extend_to(top, -1)
+        self._last = (handles, len(self.targets), lengths)
         self.start[handles] = len(self.targets) + np.cumsum(lengths) - lengths
         self.length[handles] = lengths
         self.targets.append(targets)
@@ -158,6 +159,12 @@ class Fetched:
 
     def of(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(owner: the position in ``handles``, target, weight, kind) of every edge of ``handles``."""
+        last = self._last
+        if last is not None and np.array_equal(last[0], handles):  # a push wave new to the walk, just added:
+            start, lengths = last[1], last[2]  # its edges are one stretch of the columns, not gathered again
+            at = slice(start, start + int(lengths.sum()))
+            return (np.repeat(np.arange(len(handles)), lengths), self.targets.values[at].copy(),
+                    self.weights.values[at].copy(), self.kinds.values[at].copy())
         owners, at = self.positions(handles)
         return owners, self.targets.values[at], self.weights.values[at], self.kinds.values[at]
 
