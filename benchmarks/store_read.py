@@ -192,8 +192,9 @@ def clues(dataset_name: str, store: str, limit: int | None) -> dict[str, Any]:
 # -- speed ----------------------------------------------------------------------------
 
 
-def speed_child(size: int, store: str, mode: str, queries: int) -> dict[str, Any]:
-    """One mode, in this (fresh) process: open, warm up, recall ``queries`` synthetic questions."""
+def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10) -> dict[str, Any]:
+    """One mode, in this (fresh) process: open, warm up (``warm`` recalls: a long-running server's
+    caches), recall ``queries`` synthetic questions."""
     import hippo
     from benchmarks.synthetic import (
         SyntheticCorpus,
@@ -214,12 +215,12 @@ def speed_child(size: int, store: str, mode: str, queries: int) -> dict[str, Any
     memory._recaller._phrases = query_phrases
     corpus = SyntheticCorpus(size)
     rng = np.random.default_rng(size)
-    asked = [corpus.query(int(i)) for i in rng.integers(size, size=queries + 10)]
-    for q in asked[:10]:
+    asked = [corpus.query(int(i)) for i in rng.integers(size, size=queries + warm)]
+    for q in asked[:warm]:
         memory.recall(q)
     statements_before = memory.store_reads.statements() if memory.store_reads is not None else {}
     took, cpu, trips, stages = [], [], [], {"seeds": [], "ppr": [], "readout": []}
-    for q in asked[10:]:
+    for q in asked[warm:]:
         before, c = _round_trips(memory), time.process_time()
         result = memory.recall(q, n=5, k=HITS)
         cpu.append(1000 * (time.process_time() - c))
@@ -262,13 +263,14 @@ def by_fresh_process(command: str, modes: Sequence[str], *args: str) -> dict[str
     return rows
 
 
-def speed(size: int, store: str, queries: int, modes: Sequence[str]) -> dict[str, Any]:
-    by_mode = by_fresh_process("speed-child", modes, "--size", str(size), "--store", store, "--queries", str(queries))
+def speed(size: int, store: str, queries: int, modes: Sequence[str], warm: int = 10) -> dict[str, Any]:
+    by_mode = by_fresh_process("speed-child", modes, "--size", str(size), "--store", store, "--queries", str(queries),
+                               "--warm", str(warm))
     ratio = None
     if {"memory", "store"} <= by_mode.keys():
         ratio = by_mode["store"]["recall_ms"]["p50"] / by_mode["memory"]["recall_ms"]["p50"]
-    return {"run": f"speed {size}", "passages": size, "modes": by_mode, "store_over_memory_p50": ratio,
-            "queries": queries, "machine": machine_info()}
+    return {"run": f"speed {size}" + (f" after {warm}" if warm != 10 else ""), "passages": size, "modes": by_mode,
+            "store_over_memory_p50": ratio, "queries": queries, "warm": warm, "machine": machine_info()}
 
 
 # -- write to visible --------------------------------------------------------------------
@@ -496,18 +498,20 @@ def render(runs: dict[str, Any]) -> str:
             for r in clue_rows]), ""]
     speed_rows = [r for r in runs.values() if r["run"].startswith("speed")]
     if speed_rows:
-        header = ["passages", "mode", "open s", "RSS after open MB", "RSS after recalls MB", "recall p50 ms",
-                  "p95 ms", "cpu p50 ms", "round trips p50", "load"]
+        header = ["passages", "warm-up recalls", "mode", "open s", "RSS after open MB", "RSS after recalls MB",
+                  "recall p50 ms", "p95 ms", "cpu p50 ms", "round trips p50", "load"]
         parts += ["## Speed (recall without query embedding)", "", markdown_table(header, [[
-            r["passages"], m["mode"], m["open_s"], m["rss_mb_open"], m["rss_mb_after"], m["recall_ms"]["p50"],
-            m["recall_ms"]["p95"], m["recall_cpu_ms"]["p50"], m["round_trips"]["p50"],
+            r["passages"], r.get("warm", 10), m["mode"], m["open_s"], m["rss_mb_open"], m["rss_mb_after"],
+            m["recall_ms"]["p50"], m["recall_ms"]["p95"], m["recall_cpu_ms"]["p50"], m["round_trips"]["p50"],
             ", ".join(f"{x:.1f}" for x in m["load_average"])] for r in speed_rows for m in r["modes"].values()]), ""]
-        parts += [f"store p50 / in-process p50 at {r['passages']}: {r['store_over_memory_p50']:.2f}"
+        parts += [f"store p50 / in-process p50 at {r['passages']} after {r.get('warm', 10)} recalls: "
+                  f"{r['store_over_memory_p50']:.2f}"
                   for r in speed_rows if r["store_over_memory_p50"]] + [""]
         for r in speed_rows:
             statements = r["modes"].get("store", {}).get("statements")
             if statements:
-                parts += [f"Where a store-side recall waits at {r['passages']} passages (per recall, mean; the "
+                parts += [f"Where a store-side recall waits at {r['passages']} passages after {r.get('warm', 10)} "
+                          "recalls (per recall, mean; the "
                           "reads started ahead overlap, so the milliseconds add up to more than a recall takes):", "",
                           markdown_table(["statement", "calls", "ms waited"],
                                          [[name, v["calls"], v["ms"]] for name, v in statements.items()]), ""]
@@ -579,6 +583,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         s.add_argument("--size", type=int, required=True)
         s.add_argument("--store", required=True)
         s.add_argument("--queries", type=int, default=100)
+        s.add_argument("--warm", type=int, default=10, help="recalls before measuring (a long-running server's caches)")
         s.add_argument("--mode", nargs="*", default=["store", "memory"])
     w = sub.add_parser("serve")
     w.add_argument("--dataset", default="hipporag_musique_train100")
@@ -612,9 +617,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.command == "writes-child":
         print(json.dumps(writes_child(args.store, args.mode[0], args.writes)))
     elif args.command == "speed":
-        save(speed(args.size, args.store, args.queries, args.mode), args.out)
+        save(speed(args.size, args.store, args.queries, args.mode, args.warm), args.out)
     else:
-        print(json.dumps(speed_child(args.size, args.store, args.mode[0], args.queries)))
+        print(json.dumps(speed_child(args.size, args.store, args.mode[0], args.queries, args.warm)))
 
 
 if __name__ == "__main__":

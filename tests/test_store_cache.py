@@ -85,6 +85,31 @@ def test_a_reader_cache_starts_over_when_it_cannot_know_what_changed_or_it_is_fu
     assert cache.fresh(7, _unasked) is not cache and len(cache.fresh(7, _unasked).names) == 0
 
 
+def test_a_full_reader_cache_keeps_the_edges_of_the_nodes_most_recalls_walked():
+    """Full, a cache keeps its most used half (the hubs every recall walks through) with their
+    edges as they were, not nothing; the names stay, the counts are halved so old favourites age."""
+    cache = ReaderCache(capacity=4, revision=3, names_capacity=100)
+    ids = [f"e{i}" for i in range(8)]
+    names = cache.names.of(ids, False)
+    # node i: one edge to node (i + 1) % 8 of weight i, its target's strength 10 + i
+    cache.edges.add(names, np.ones(8, dtype=np.int64), np.roll(names, -1), np.arange(8.0),
+                    np.zeros(8, dtype=np.int8), 10.0 + np.arange(8), np.arange(8))
+    for walked in ([5, 2], [5, 2, 7], [2, 5], [5]):  # four recalls: 5 walked by four, 2 by three
+        cache.edges.gather(names[walked])
+    cache.frequencies['"w"'] = 4
+    kept = cache.fresh(3, _unasked)
+    assert kept is not cache and kept.revision == 3 and kept.names is cache.names
+    assert kept.frequencies == {'"w"': 4} and len(kept.edges) == 2
+    assert kept.edges.unknown(names).tolist() == [names[i] for i in (0, 1, 3, 4, 6, 7)]
+    lengths, targets, weights, _, totals, strength, passages = kept.edges.gather(names[[5, 2]])
+    assert lengths.tolist() == [1, 1] and targets.tolist() == [names[6], names[3]]
+    assert weights.tolist() == [5.0, 2.0] and totals.tolist() == [15.0, 12.0]
+    assert strength.tolist() == [5.0, 2.0] and passages.tolist() == [5, 2]
+    assert kept.edges.uses[names[[5, 2]]].tolist() == [2 + 1, 1 + 1]  # halved, then this gather
+    assert cache.edges.unknown(names).tolist() == []  # a recall still holding the full cache keeps it
+    assert kept.fresh(3, _unasked) is kept  # not full any more
+
+
 def test_a_wave_gathers_its_frontiers_edges_from_every_wave_fetched_before():
     fetched = Fetched()
     assert fetched.missing(np.array([3, 1, 3, 0])).tolist() == [3, 1, 0]  # each once, in the order met
