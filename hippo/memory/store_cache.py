@@ -129,7 +129,6 @@ class Fetched:
     def __init__(self) -> None:
         self.start, self.length = Column(np.int64), Column(np.int64)  # by key; length -1: not fetched
         self.targets, self.weights, self.kinds = Column(np.int64), Column(np.float64), Column(np.int8)
-        self._last: tuple[np.ndarray, int, np.ndarray] | None = None  # the keys ``add`` took last, where, how many
 
     def missing(self, handles: np.ndarray) -> np.ndarray:
         """The handles not fetched yet, each once, in the order first met."""
@@ -144,34 +143,35 @@ class Fetched:
         top = int(handles.max()) + 1
         self.start.extend_to(top, 0)
         self.length.extend_to(top, -1)
-        self._last = (handles, len(self.targets), lengths)
         self.start[handles] = len(self.targets) + np.cumsum(lengths) - lengths
         self.length[handles] = lengths
         self.targets.append(targets)
         self.weights.append(weights)
         self.kinds.append(kinds)
 
-    def positions(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def positions(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray | slice]:
         """(owner: the position in ``handles``, the edge's position in the columns) of every edge of
-        ``handles``."""
+        ``handles``; a slice where their runs lie end to end in that order (a push wave new to the
+        walk, just added: one stretch of the columns, not gathered edge by edge)."""
         lengths, starts = self.length[handles], self.start[handles]
-        at = np.arange(int(lengths.sum())) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-        return np.repeat(np.arange(len(handles)), lengths), at
+        owners = np.repeat(np.arange(len(handles)), lengths)
+        if len(handles) and np.array_equal(starts[1:], starts[:-1] + lengths[:-1]):
+            return owners, slice(int(starts[0]), int(starts[0] + lengths.sum()))
+        return owners, np.arange(int(lengths.sum())) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
 
     def of(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(owner: the position in ``handles``, target, weight, kind) of every edge of ``handles``."""
-        last = self._last
-        if last is not None and np.array_equal(last[0], handles):  # a push wave new to the walk, just added:
-            start, lengths = last[1], last[2]  # its edges are one stretch of the columns, not gathered again
-            at = slice(start, start + int(lengths.sum()))
-            return (np.repeat(np.arange(len(handles)), lengths), self.targets.values[at].copy(),
-                    self.weights.values[at].copy(), self.kinds.values[at].copy())
+        """(owner: the position in ``handles``, target, weight, kind) of every edge of ``handles``, copies."""
         owners, at = self.positions(handles)
-        return owners, self.targets.values[at], self.weights.values[at], self.kinds.values[at]
+        return owners, _take(self.targets, at), _take(self.weights, at), _take(self.kinds, at)
 
     def targets_of(self, handle: int) -> np.ndarray:
         start = int(self.start[handle])
         return self.targets.values[start : start + int(self.length[handle])]
+
+
+def _take(column: Column, at: np.ndarray | slice) -> np.ndarray:
+    """A column's entries at ``positions``' answer, as an array of their own (a slice is a view)."""
+    return column.values[at].copy() if isinstance(at, slice) else column.values[at]
 
 
 class EdgeCache:
@@ -254,8 +254,8 @@ class EdgeCache:
     def _gather(self, names: np.ndarray) -> tuple[np.ndarray, ...]:
         _, at = self.runs.positions(names)
         runs = self.runs
-        return (runs.length[names], runs.targets.values[at], runs.weights.values[at], runs.kinds.values[at],
-                self.totals.values[at], self.strength[names], self.passages[names])
+        return (runs.length[names], _take(runs.targets, at), _take(runs.weights, at), _take(runs.kinds, at),
+                _take(self.totals, at), self.strength[names], self.passages[names])
 
     def most_used(self, keep: int) -> EdgeCache:
         """A copy holding the edges of the ``keep`` nodes the most recalls gathered (ties: the lower
