@@ -64,6 +64,45 @@ def test_push_rejects_an_empty_reset_and_ignores_its_scale():
     assert np.array_equal(a.vertices, b.vertices) and np.allclose(a.scores, b.scores)
 
 
+class _Remote:
+    """A ``RemoteAdjacency`` over a CSR: vertices read before (or ``warm``) are local, a read of
+    any other is a round trip. ``deferring`` False: it does not say what is local (read wave by wave)."""
+
+    def __init__(self, adjacency: CsrAdjacency, warm: np.ndarray, deferring: bool = True) -> None:
+        self.adjacency, self.held, self.trips = adjacency, set(warm.tolist()), 0
+        self.vertex_count, self.strength = adjacency.vertex_count, adjacency.strength
+        if deferring:
+            self.local = self._held
+
+    def _held(self, vertices: np.ndarray) -> np.ndarray:
+        return np.array([v in self.held for v in vertices.tolist()], dtype=bool)
+
+    def neighbours(self, vertices: np.ndarray):
+        self.trips += not self._held(vertices).all()
+        self.held.update(vertices.tolist())
+        return self.adjacency.neighbours(vertices)
+
+
+def test_a_remote_walk_pushes_what_it_holds_first_and_waits_on_fewer_round_trips():
+    """Pushing the vertices read without a round trip first keeps the push's bound (the same
+    error against the exact PPR, the same top 10) and reads the others in fewer round trips."""
+    graph = _graph()
+    seeds, weights = np.array([5, 17, 3_000, 40]), np.array([1.0, 0.5, 0.2, 0.3])
+    reset = np.zeros(graph.vcount())
+    reset[seeds] = weights
+    exact = power_pagerank(Transition.of(graph), reset, damping=0.5)
+    adjacency = CsrAdjacency.of_graph(graph)
+    error = np.abs(_dense(push_pagerank(adjacency, seeds, weights, epsilon=1e-6), graph.vcount()) - exact).sum()
+    hubs = np.argsort(-adjacency.strengths)[:300]  # a warm cache: the vertices most walks reach
+    for warm in (np.zeros(0, dtype=np.int64), hubs):
+        remote, waves = _Remote(adjacency, warm), _Remote(adjacency, warm, deferring=False)
+        pushed = _dense(push_pagerank(remote, seeds, weights, epsilon=1e-6), graph.vcount())
+        push_pagerank(waves, seeds, weights, epsilon=1e-6)
+        assert (pushed <= exact + 1e-12).all() and np.abs(pushed - exact).sum() < 1.5 * error
+        assert len(set(np.argsort(-exact)[:10].tolist()) & set(np.argsort(-pushed)[:10].tolist())) >= 9
+        assert remote.trips < waves.trips
+
+
 def _spaces_projection() -> GraphProjection:
     """Two spaces sharing entity e2; e1-e3 linked by a synonym; p3 is retired later."""
     return GraphProjection.from_data(GraphData(

@@ -133,9 +133,13 @@ class Fetched:
     def missing(self, handles: np.ndarray) -> np.ndarray:
         """The handles not fetched yet, each once, in the order first met."""
         handles = this_workspace().first_seen(handles)
+        return handles[~self.has(handles)]
+
+    def has(self, handles: np.ndarray) -> np.ndarray:
+        """Whether each of ``handles`` was fetched."""
         known = handles < len(self.length)
         known[known] = self.length[handles[known]] >= 0
-        return handles[~known]
+        return known
 
     def add(self, handles: np.ndarray, lengths: np.ndarray, targets: np.ndarray, weights: np.ndarray,
             kinds: np.ndarray) -> None:
@@ -197,6 +201,11 @@ class EdgeCache:
         """The names among ``names`` (each once) whose edges were never added."""
         with self._lock:
             return self.runs.missing(names)
+
+    def holds(self, names: np.ndarray) -> np.ndarray:
+        """Whether the edges of each of ``names`` were added."""
+        with self._lock:
+            return self.runs.has(names)
 
     def add(self, names: np.ndarray, lengths: np.ndarray, targets: np.ndarray, weights: np.ndarray,
             kinds: np.ndarray, totals: np.ndarray, passages: np.ndarray) -> None:

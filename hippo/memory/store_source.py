@@ -11,18 +11,17 @@ through a ``hippo.store.neo4j.reader.Neo4jReader``:
   until the true top k is found (the reader's docstring says how);
 - keyword scores: the full-text index proposes candidates, and BM25 is computed
   here over the reader's own statistics (``store_words``);
-- PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, one round trip per
-  push wave for the frontier nodes not fetched before, with the in-process
-  weights (relation and mention weights, synonym scores). A node's strength only
-  schedules pushes. For a reader of every space in a store with nothing forgotten
-  it is, as in process, its strength over every edge (the degree counters, read
-  with the edges that reach the node): the push schedule is the in-process one,
-  and a node that walk would not push is never read (at 100k passages, a quarter
-  of the nodes). For any other reader it is the sum of its visible edges once
-  fetched, and 1 before (a lower bound), so that walk depends on what the reader
-  sees alone: a hidden or forgotten passage, or whether one exists, moves nothing.
-  On a small graph (``ppr_exact_max_edges``), as in process, the exact power
-  iteration over the visible part the reset can reach;
+- PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, with the in-process weights
+  (relation and mention weights, synonym scores): a wave pushes the nodes whose edges are
+  here first, and reads the others' in one round trip once none are. A node's strength only
+  schedules pushes. For a reader of every space in a store with nothing forgotten it is, as in
+  process, its strength over every edge (the degree counters, read with the edges that reach
+  the node), and a node that walk would not push is never read (at 100k passages, a quarter of
+  the nodes). For any other reader it is the sum of its visible edges once fetched, and 1
+  before (a lower bound), so that walk depends on what the reader sees alone: a hidden or
+  forgotten passage, or whether one exists, moves nothing. On a small graph
+  (``ppr_exact_max_edges``), as in process, the exact power iteration over the visible part
+  the reset can reach;
 - names, texts, counts, mentions and facts by id.
 """
 
@@ -172,6 +171,9 @@ class StoreSource:
         owners, columns = self.edges(frontier)
         return Neighbours(owners=owners, targets=columns["targets"], weights=columns["weights"])
 
+    def local(self, vertices: np.ndarray) -> np.ndarray:  # ``RemoteAdjacency``: this recall's or the reader's cache
+        return self._fetched.has(vertices) | self._edges.holds(self.table.named[vertices])
+
     @property
     def vertex_count(self) -> int:  # ``hippo.graph.ppr.Adjacency``: handles are below the table's capacity
         return self.table.capacity
@@ -208,8 +210,7 @@ class StoreSource:
         seen, frontier = set(reached), reached
         while frontier:
             self._fetch(np.array(frontier, dtype=np.int64))
-            fresh = [t for h in frontier for t in dict.fromkeys(self._fetched.targets_of(h).tolist()) if t not in seen]
-            fresh = list(dict.fromkeys(fresh))
+            fresh = [*dict.fromkeys(t for h in frontier for t in self._fetched.targets_of(h).tolist() if t not in seen)]
             seen.update(fresh)
             reached += fresh
             frontier = fresh
