@@ -160,7 +160,9 @@ class RemoteAdjacency(Adjacency, Protocol):
     """An ``Adjacency`` whose reads of some vertices cost a round trip (a database's)."""
 
     def local(self, vertices: np.ndarray) -> np.ndarray:
-        """Whether each vertex's edges are read without a round trip (fetched before, cached)."""
+        """Whether each vertex's edges are read without a round trip. What a walk computes then
+        depends on it: a local set that depends on the walk's own reads only keeps it a function
+        of its reset and graph."""
 
 
 @dataclass(frozen=True)

@@ -202,11 +202,6 @@ class EdgeCache:
         with self._lock:
             return self.runs.missing(names)
 
-    def holds(self, names: np.ndarray) -> np.ndarray:
-        """Whether the edges of each of ``names`` were added."""
-        with self._lock:
-            return self.runs.has(names)
-
     def add(self, names: np.ndarray, lengths: np.ndarray, targets: np.ndarray, weights: np.ndarray,
             kinds: np.ndarray, totals: np.ndarray, passages: np.ndarray) -> None:
         """The edges of ``names`` (unknown before, each once), concatenated in their order."""

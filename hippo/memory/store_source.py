@@ -12,8 +12,8 @@ through a ``hippo.store.neo4j.reader.Neo4jReader``:
 - keyword scores: the full-text index proposes candidates, and BM25 is computed
   here over the reader's own statistics (``store_words``);
 - PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, with the in-process weights
-  (relation and mention weights, synonym scores): a wave pushes the nodes whose edges are
-  here first, and reads the others' in one round trip once none are. A node's strength only
+  (relation and mention weights, synonym scores): a wave pushes the nodes whose edges this
+  recall read first, and reads the others' in one round trip once none are. A node's strength only
   schedules pushes. For a reader of every space in a store with nothing forgotten it is, as in
   process, its strength over every edge (the degree counters, read with the edges that reach
   the node), and a node that walk would not push is never read (at 100k passages, a quarter of
@@ -171,8 +171,8 @@ class StoreSource:
         owners, columns = self.edges(frontier)
         return Neighbours(owners=owners, targets=columns["targets"], weights=columns["weights"])
 
-    def local(self, vertices: np.ndarray) -> np.ndarray:  # ``RemoteAdjacency``: this recall's or the reader's cache
-        return self._fetched.has(vertices) | self._edges.holds(self.table.named[vertices])
+    def local(self, vertices: np.ndarray) -> np.ndarray:  # ``RemoteAdjacency``; not the reader's cache, which
+        return self._fetched.has(vertices)  # would make an answer depend on what other recalls read
 
     @property
     def vertex_count(self) -> int:  # ``hippo.graph.ppr.Adjacency``: handles are below the table's capacity
