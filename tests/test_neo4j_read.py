@@ -76,6 +76,24 @@ def test_store_side_recall_finds_what_in_process_recall_finds(server: dict[str, 
         remote.close()
 
 
+def test_a_store_side_answer_does_not_depend_on_what_earlier_recalls_read(server: dict[str, str], embedder: Any):
+    """The local push reads the nodes it has not read in this recall last; which ones the reader's
+    edge cache holds from other questions changes what is read from Neo4j, never the answer."""
+    warm = _memory(server, embedder, neo4j_read="store", ppr_solver="push")
+    try:
+        for q in QUESTIONS:
+            warm.recall(q, k=10)
+        for q in QUESTIONS[::-1]:
+            cold = _memory(server, embedder, neo4j_read="store", ppr_solver="push")
+            try:
+                want = [(h.id, h.score) for h in cold.recall(q, k=10).hits]
+            finally:
+                cold.close()
+            assert [(h.id, h.score) for h in warm.recall(q, k=10).hits] == want, q
+    finally:
+        warm.close()
+
+
 def _keyword_scores(source: Any, query: str, k: int = 10) -> dict[str, float]:
     found = source.keyword_scores(query, k)
     return dict(zip(source.record_ids(list(found)), found.values(), strict=True))
