@@ -274,7 +274,8 @@ def push_pagerank(adjacency: Adjacency, vertices: np.ndarray, weights: np.ndarra
     round trip while there are any; the others keep their residual (it only
     grows) until a wave has nothing else, then are read and pushed at once. A
     push may happen in any order and keeps that bound, so the answer is the
-    same within it, and a walk through a warm cache waits on fewer round trips.
+    same within it; a vertex is pushed again and again, and only its first read
+    waits (a store-side recall at 100k passages: 9.5 round trips instead of 13.5).
     """
     n = adjacency.vertex_count
     vertices, weights = checked_reset(vertices, weights, n)
@@ -289,7 +290,7 @@ def push_pagerank(adjacency: Adjacency, vertices: np.ndarray, weights: np.ndarra
     touched = [frontier]
     pushes = edges = 0
     local = getattr(adjacency, "local", None)
-    waiting = frontier[:0]  # over the threshold, not read yet: pushed once no wave is read locally
+    waiting = frontier[:0]  # over the threshold, not local: pushed once a wave has nothing local
     try:
         for _ in range(MAX_WAVES):
             if len(waiting):
