@@ -22,13 +22,17 @@ def _dense(scores, n: int) -> np.ndarray:
     return out
 
 
-def test_push_converges_to_the_exact_ppr_as_epsilon_shrinks():
+def _walk_case() -> tuple[ig.Graph, np.ndarray, np.ndarray, np.ndarray, CsrAdjacency]:
+    """A graph, a reset (seeds, weights), its exact PPR, and the graph's CSR adjacency."""
     graph = _graph()
     seeds, weights = np.array([5, 17, 3_000, 40]), np.array([1.0, 0.5, 0.2, 0.3])
     reset = np.zeros(graph.vcount())
     reset[seeds] = weights
-    exact = power_pagerank(Transition.of(graph), reset, damping=0.5)
-    adjacency = CsrAdjacency.of_graph(graph)
+    return graph, seeds, weights, power_pagerank(Transition.of(graph), reset, damping=0.5), CsrAdjacency.of_graph(graph)
+
+
+def test_push_converges_to_the_exact_ppr_as_epsilon_shrinks():
+    graph, seeds, weights, exact, adjacency = _walk_case()
     errors = []
     for epsilon in (1e-4, 1e-6, 1e-8):
         pushed = _dense(push_pagerank(adjacency, seeds, weights, damping=0.5, epsilon=epsilon), graph.vcount())
@@ -86,12 +90,7 @@ class _Remote:
 def test_a_remote_walk_pushes_what_it_holds_first_and_waits_on_fewer_round_trips():
     """Pushing the vertices read without a round trip first keeps the push's bound (the same
     error against the exact PPR, the same top 10) and reads the others in fewer round trips."""
-    graph = _graph()
-    seeds, weights = np.array([5, 17, 3_000, 40]), np.array([1.0, 0.5, 0.2, 0.3])
-    reset = np.zeros(graph.vcount())
-    reset[seeds] = weights
-    exact = power_pagerank(Transition.of(graph), reset, damping=0.5)
-    adjacency = CsrAdjacency.of_graph(graph)
+    graph, seeds, weights, exact, adjacency = _walk_case()
     error = np.abs(_dense(push_pagerank(adjacency, seeds, weights, epsilon=1e-6), graph.vcount()) - exact).sum()
     hubs = np.argsort(-adjacency.strengths)[:300]  # a warm cache: the vertices most walks reach
     for warm in (np.zeros(0, dtype=np.int64), hubs):
