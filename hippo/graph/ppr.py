@@ -275,7 +275,8 @@ def push_pagerank(adjacency: Adjacency, vertices: np.ndarray, weights: np.ndarra
     grows) until a wave has nothing else, then are read and pushed at once. A
     push may happen in any order and keeps that bound, so the answer is the
     same within it; a vertex is pushed again and again, and only its first read
-    waits (a store-side recall at 100k passages: 9.5 round trips instead of 13.5).
+    waits (a store-side recall at 100k passages: 9.8 round trips instead of 13.7,
+    ``benchmarks/store_read.py speed``).
     """
     n = adjacency.vertex_count
     vertices, weights = checked_reset(vertices, weights, n)
