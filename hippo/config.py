@@ -85,7 +85,8 @@ class Settings(BaseSettings):
                                  "calibrated to when trained")
     # 8 was for IVF-PQ's coarse codes; HNSW's 8-bit codes need less: on 100k synthetic passages a k-200 search
     # kept 0.994 of the exact top 200 at 4 (2.2 ms) against 0.997 at 8 (4.2 ms).
-    vector_rerank: int = Field(4, ge=1, description="an approximate search re-scores rerank x k candidates exactly")
+    vector_rerank: int = Field(4, ge=1, description="an approximate search re-scores rerank x k candidates "
+                               "exactly (one for more than 50: 2 x k)")
     derived_cache: bool = Field(True, description="save the derived indexes beside a SQLite file store, or for a "
                                 "Neo4j database read in memory mode under derived_dir")
     derived_dir: str | None = Field(None, description="where Neo4j databases' saved derived indexes go, one folder "

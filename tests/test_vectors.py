@@ -5,8 +5,9 @@ import pytest
 
 from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
 from hippo import Memory, Settings
+from hippo.memory.ann import AnnSettings
 from hippo.memory.calibration import calibration_queries
-from hippo.memory.shards import AnnSettings, FlatShard, HnswShard
+from hippo.memory.shards import FlatShard, HnswShard
 from hippo.memory.vectors import VectorIndex
 from hippo.store import SQLiteStore
 
@@ -47,6 +48,31 @@ def test_a_big_shard_is_hnsw_and_meets_its_recall(big_index):
     recall = np.mean([len(set(f[1].tolist()) & set(_exact(vectors[:10_000], labels, q, 10))) / 10
                       for f, q in zip(found, queries, strict=True)])
     assert recall >= 0.98
+
+
+def test_a_search_for_many_re_scores_a_narrower_multiple_of_k_and_keeps_its_top(big_index):
+    """A search for 10 re-scores 4 x 10 candidates exactly; one for more than ``many`` (the passage
+    prior's 200) only ``rerank_many`` x k: its top k stays near exact and its top 10 exact."""
+    index, vectors, rng = big_index
+    shard = index.shards[0]
+    gathered: list[int] = []
+
+    def gather(labels: np.ndarray) -> np.ndarray:
+        gathered.append(len(labels))
+        return index.vectors_of(labels)
+
+    queries = vectors[rng.choice(10_000, 40, replace=False)] + 0.2 * rng.standard_normal((40, DIM)).astype(
+        np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    labels = np.arange(10_000)
+    for k, width in ((10, 40), (50, 200), (200, 400)):
+        gathered.clear()
+        found = shard.search(queries, k, gather)
+        assert max(gathered) == width  # rerank (4) x k up to ``many`` (50), then rerank_many (2) x k
+        exact = [_exact(vectors[:10_000], labels, q, k) for q in queries]
+        top = np.mean([len(set(f[1].tolist()) & set(e)) / k for f, e in zip(found, exact, strict=True)])
+        ten = np.mean([len(set(f[1][:10].tolist()) & set(e[:10])) / 10 for f, e in zip(found, exact, strict=True)])
+        assert top >= 0.95 and ten >= 0.98, (k, top, ten)
 
 
 def test_a_small_space_in_a_huge_index_gets_its_true_top_k(big_index):
@@ -109,9 +135,10 @@ def test_engine_search_stays_inside_the_readers_spaces(tmp_path):
     memory.close()
 
 
-def test_a_graph_grown_by_adds_is_calibrated_again_each_time_it_doubles():
+def test_a_graph_grown_by_adds_is_calibrated_again_each_time_it_grows_by_half():
     """``ef`` fitted to a small graph under-searches the same graph grown large (a facts graph
-    calibrated at 20k rows found 0.89 of the true top 10 at 3M): it is fitted again at each doubling."""
+    calibrated at 20k rows found 0.89 of the true top 10 at 3M): it is fitted again each time it
+    holds ``recalibrate_growth`` (1.5) times the rows of the last fit."""
     rng = np.random.default_rng(8)
     vectors = _clustered(rng, 9_000, centres=12)
     index = VectorIndex(DIM, AnnSettings(exact_max=500, min_ef=16, build_ef=16))
@@ -125,7 +152,7 @@ def test_a_graph_grown_by_adds_is_calibrated_again_each_time_it_doubles():
         index.include(0, labels[start : start + 300])
         if shard.calibrated != calibrations[-1][0]:
             calibrations.append((shard.calibrated, shard.ef))
-    assert [rows for rows, _ in calibrations] == [600, 1_200, 2_400, 4_800]
+    assert [rows for rows, _ in calibrations] == [600, 900, 1_500, 2_400, 3_600, 5_400, 8_100]
     assert calibrations[-1][1] > calibrations[0][1]  # the grown graph needs a wider walk
     queries = _clustered(rng, 60, centres=12)
 

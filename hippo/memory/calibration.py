@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from hippo.memory.shards import AnnSettings, Gather
+    from hippo.memory.ann import AnnSettings, Gather
     from hippo.memory.vectors import Results
 
 CALIBRATION = 3  # how ``ef`` is calibrated (2: blends too; 3: the width for the best one too); a graph saved

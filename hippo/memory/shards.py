@@ -8,7 +8,8 @@ afterwards and a small space in a huge store still returns its true top k.
   does), up to ``AnnSettings.exact_max`` rows.
 - ``HnswShard``: faiss ``IndexHNSWSQ`` (8-bit codes, ``links`` per node, inner
   product) under an ``IndexIDMap`` (labels = the records' rows). A search walks
-  the graph with ``ef`` candidates and the ``rerank`` x k best go back to exact
+  the graph with ``ef`` candidates and the ``rerank`` x k best (``rerank_many``
+  x k for a search for many) go back to exact
   scoring against the full vectors. ``ef`` is calibrated when the graph is
   built: the smallest whose re-ranked top 10 holds ``recall`` (0.99) of the
   exact top 10 for noisy copies of held vectors (on MuSiQue such copies and the
@@ -20,7 +21,7 @@ afterwards and a small space in a huge store still returns its true top k.
   ``one_ef`` for the best one alone (an entity link asks one; on the 100k synthetic
   store's 239k entities its phrases found their nearest at ef 144 every time, where
   the top-10 width is 648), never below ``min_ef``.
-  Adds go straight into the graph, calibrated again each time it doubles. HNSW cannot
+  Adds go straight into the graph, calibrated again each time it grows by half. HNSW cannot
   delete: a removed record is skipped inside the search (a faiss ID selector, so the k
   returned are k live ones), and the graph is rebuilt when a quarter is dead, and whole
   once when it grows past ``wide_build_from`` (its first rows were linked narrower).
@@ -32,15 +33,15 @@ recall@10 0.98 needed every list probed, i.e. a scan.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import faiss
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from hippo.columns import Column
+from hippo.memory.ann import AnnSettings, Gather
 from hippo.memory.calibration import best_ten, calibration_queries, found_share, narrowest_width
 
 # faiss' OpenMP team, like igraph's, spins against the other busy core: on 2 shared cores
@@ -78,44 +79,8 @@ def _single_threaded_blas() -> None:
 
 _single_threaded_blas()
 
-Gather = Callable[[np.ndarray], np.ndarray]
-"""Labels -> their float32 vectors (the exact scores of a shortlist)."""
 CHUNK = 65_536  # vectors gathered at a time when building a graph (each chunk scored by the calibration queries too)
 NEAR_FROM = 16  # the narrowest walk a near (synonym) search is calibrated from: its neighbours are close
-
-
-@dataclass(frozen=True)
-class AnnSettings:
-    exact_max: int = 20_000  # rows a shard scans exactly before it becomes an HNSW graph
-    recall: float = 0.99  # recall@10 the search is calibrated to (see ``calibration_queries``)
-    calibration: int = 128  # calibration queries
-    query_noise: float = 1.5  # their distance from a held vector (cosine ~0.55)
-    blends: bool = True  # ``ef`` fitted to blends too (the kinds a whole question searches)
-    blend_cosine: float = 0.3  # a blend's two held vectors are about this close
-    near_noise: float = 0.75  # near queries (cosine ~0.8: synonym linking)
-    near_floor: float = 0.8  # ... of which only neighbours at least this close are wanted
-    links: int = 32  # HNSW M
-    # efConstruction. A better-linked graph is found by a narrower walk: on 300k synthetic fact vectors,
-    # recall@10 0.988 at ef 384 where 40 (the first default) needed 1,024 for 0.989, for a 1.7x slower build.
-    build_ef: int = 100
-    # ... and from ``wide_build_from`` rows: on 1M synthetic fact vectors 200 found 0.990 at ef 288 (1.32 ms a
-    # search) where 100 needed ef 1,024 for 0.984 (3.03 ms); at 300k the two were within 0.001
-    wide_build_ef: int = 200
-    wide_build_from: int = 500_000
-    min_ef: int = 128  # real MuSiQue phrases needed ~128 for recall@1 0.995 where noisy copies needed 40
-    max_ef: int = 1_024
-    # A walk 1.5x wider that finds less than this more of the true top 10 is not worth its cost: where
-    # ``recall`` is out of reach (the graph, not the walk, limits it) calibration stops at the plateau
-    # instead of walking at ``max_ef`` for a few hundredths.
-    plateau: float = 0.004
-    plateau_from: float = 0.95  # ... once it finds this much: below, a flat step is a graph still being navigated
-    rerank: int = 4  # a search re-scores rerank x k candidates exactly
-    min_rerank: int = 40
-    rebuild_dead: float = 0.25  # share of removed records at which a graph is rebuilt
-
-    def build_width(self, rows: int) -> int:
-        """efConstruction for a graph of ``rows``."""
-        return self.wide_build_ef if rows >= self.wide_build_from else self.build_ef
 
 
 def _top(scores: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -252,7 +217,7 @@ class HnswShard:
         """This graph with ``ef`` and ``near_ef`` calibrated again for the rows it holds now: a graph
         grown by adds needs a wider walk than the one calibrated when it was small (a facts graph
         calibrated at 20k rows found 0.89 of the true top 10 at 3M). One exact scan of every row, so
-        ``add`` asks for it each time the graph doubles: amortized O(1) a row. From ``min_ef``, not from
+        ``add`` asks for it each time the graph grows by half: amortized O(1) a row. From ``min_ef``, not from
         the width before: each fit is of 128 queries, so one that started where the last stopped kept
         the widest of every draw (the 100k store's entities walked at 648 where a fit of the whole graph
         asks 128, and its phrases find 0.992 of their top 10 there)."""
@@ -266,7 +231,7 @@ class HnswShard:
         return self
 
     def needs_calibration(self) -> bool:
-        return len(self) >= 2 * self.calibrated
+        return len(self) >= self.settings.recalibrate_growth * self.calibrated
 
     def _calibrated_on(self, parts: list[np.ndarray], best: np.ndarray, gather: Gather) -> None:
         """``ef``: the widest walk any far part of the queries needs; ``one_ef``: the widest a search
@@ -292,7 +257,8 @@ class HnswShard:
 
     def _shortlist(self, k: int) -> int:
         """Candidates a search for k re-scores exactly (and the least width faiss walks)."""
-        return int(max(self.settings.min_rerank, self.settings.rerank * k))
+        s = self.settings
+        return int(max(s.min_rerank, (s.rerank_many if k > s.many else s.rerank) * k))
 
     def __len__(self) -> int:
         return int(self.index.ntotal) - self._dead_count

@@ -21,9 +21,9 @@ import numpy as np
 from hippo.config import Settings
 from hippo.errors import StoreError
 from hippo.graph.projection import GraphProjection
+from hippo.memory.ann import AnnSettings
 from hippo.memory.delta import Delta
 from hippo.memory.keywords import KeywordIndex
-from hippo.memory.shards import AnnSettings
 from hippo.memory.titles import TitleIndex
 from hippo.memory.vectors import VectorIndex
 from hippo.models import Entity, Fact, Passage

@@ -20,7 +20,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from hippo.columns import Column
-from hippo.memory.shards import AnnSettings, FlatShard, HnswShard
+from hippo.memory.ann import AnnSettings
+from hippo.memory.shards import FlatShard, HnswShard
 
 HALF_FROM = 262_144  # rows after which a kind's vectors are kept as float16
 Results = list[tuple[np.ndarray, np.ndarray]]  # per query: (scores, labels), best first
@@ -169,8 +170,8 @@ class VectorIndex:
         self.calibrate([shard])
 
     def calibrate(self, shards: Iterable[int] | None = None) -> list[int]:
-        """Calibrate again each graph of ``shards`` (None: all) that has doubled since it last was;
-        the shards calibrated."""
+        """Calibrate again each graph of ``shards`` (None: all) grown ``recalibrate_growth`` times since
+        it last was; the shards calibrated."""
         done = []
         for code in self.shards if shards is None else shards:
             current = self.shards.get(code)
