@@ -40,8 +40,9 @@ VARIANTS = {"one counter": "frontier_one_counter", "ids": "frontier_ids", "eleme
 
 
 def _statement(name: str) -> str:
-    text = (HERE / "cypher" / f"{name}.cypher").read_text(encoding="utf-8")
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+    from hippo.store.cypher import statement_at
+
+    return statement_at(HERE / "cypher" / f"{name}.cypher")
 
 
 def record(size: int, store: str, queries: int, warm: int = 10) -> tuple[list[dict[str, Any]], Any]:
@@ -119,19 +120,19 @@ def run(size: int, store: str, queries: int, rounds: int) -> dict[str, Any]:
             "machine": machine_info()}
 
 
-def render(record: dict[str, Any], command: str) -> str:
-    shipped = record["variants"][0]["server_ms_per_recall"]
+def render(result: dict[str, Any], command: str) -> str:
+    shipped = result["variants"][0]["server_ms_per_recall"]
     table = markdown_table(
         ["statement", "wall ms / recall", "server ms / recall", "server vs shipped"],
         [[r["variant"], f"{r['wall_ms_per_recall']:.1f}", f"{r['server_ms_per_recall']:.1f}",
-          f"{r['server_ms_per_recall'] / shipped:.2f}"] for r in record["variants"]])
-    return (f"# Store-side frontier reads: where the server's time goes\n\n{machine_line(record['machine'])}\n\n"
-            f"{record['size']:,} passages, {record['queries']} recalls: {record['frontiers_per_recall']:.1f} "
-            f"frontier reads and {record['edges_per_recall']:,.0f} edges a recall ({record['edges_per_target']:.2f} "
+          f"{r['server_ms_per_recall'] / shipped:.2f}"] for r in result["variants"]])
+    return (f"# Store-side frontier reads: where the server's time goes\n\n{machine_line(result['machine'])}\n\n"
+            f"{result['size']:,} passages, {result['queries']} recalls: {result['frontiers_per_recall']:.1f} "
+            f"frontier reads and {result['edges_per_recall']:,.0f} edges a recall ({result['edges_per_target']:.2f} "
             f"edges a distinct target within a statement), each frontier read in one "
             f"statement, sequentially (recall splits a wide one in two side by side); the variants skip visibility, "
             f"as the shipped statement does when the reader sees every space and nothing is forgotten (here "
-            f"{record['everything_share']:.0%} of the reads).\n\n{table}\n\n"
+            f"{result['everything_share']:.0%} of the reads).\n\n{table}\n\n"
             f"Command: `{command}`\n")
 
 

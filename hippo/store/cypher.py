@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hippo.errors import StoreError
 
-__all__ = ["cypher", "cypher_dir", "cypher_statements"]
+__all__ = ["cypher", "cypher_dir", "cypher_statements", "statement_at"]
 
 
 def cypher_dir() -> Path:
@@ -23,7 +23,11 @@ def cypher_dir() -> Path:
 @cache
 def cypher(name: str) -> str:
     """The statement in ``hippo/cypher/<name>.cypher``, without its ``//`` comment lines."""
-    path = cypher_dir() / f"{name}.cypher"
+    return statement_at(cypher_dir() / f"{name}.cypher")
+
+
+def statement_at(path: Path) -> str:
+    """The statement in the ``.cypher`` file at ``path``, without its ``//`` comment lines."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
