@@ -161,14 +161,13 @@ def compiled_push(view: GraphView, vertices: np.ndarray, weights: np.ndarray, da
     restart_at = np.ascontiguousarray(vertices[keep], dtype=np.int64)
     restart = np.ascontiguousarray(weights[keep] / weights.sum(), dtype=np.float64)
     state, estimate = workspace.array("state", np.float64, 2 * n), workspace.array("estimate", np.float64, n)
-    # one slot more than vertices: ``walk_open`` writes to the free slot whether or not it queues
-    queue, touched = workspace.array("queue", np.int32, n + 1), workspace.array("touched", np.int32, n)
+    queue, touched = workspace.array("queue", np.int32, n), workspace.array("touched", np.int32, n)
     visible, known = workspace.array("visible", np.float64, n), workspace.array("known", np.int8, n)
     v = view.visibility
     if not v.check and len(runs.source) == 1:
         count, pushes, edges = walk_open(runs.indptrs[0], runs.targets[0], runs.weights[0], projection.strength.values,
                                          restart_at, restart, float(damping), float(epsilon), state, estimate,
-                                         queue[: n + 1], touched)
+                                         queue[:n], touched)
     else:
         count, pushes, edges = walk(
             runs.indptrs, runs.targets, runs.weights, runs.vias, runs.kinds, projection.strength.values,
