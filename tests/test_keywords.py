@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hippo.memory.keywords as keywords
-from hippo.memory.keywords import IDF_FLOOR, K1, B, KeywordIndex
+from hippo.memory.keywords import IDF_FLOOR, K1, B, Bm25, KeywordIndex
 from hippo.text import keyword_tokens
 
 
@@ -76,3 +76,23 @@ def test_the_top_k_is_exact_whatever_the_scan_budget(monkeypatch, budget):
         paths["read again in full" if None in reads else "one pass"] += 1
     if budget < 400:  # both paths taken: the shortcut, and the full read when it could miss a passage
         assert paths["one pass"] > 0 and paths["read again in full"] > 0, paths
+
+
+def test_the_compiled_pass_adds_what_the_array_formula_gives_to_the_bit():
+    """A scanned word's postings are added in one compiled pass (``Bm25.add``), a looked-up word's
+    with numpy (``Bm25.weights``): both must score a passage alike, or a passage's score would
+    depend on whether its words were scanned or looked up, and ties would order by that."""
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(1, 400, size=5_000).astype(np.float32)
+    bm25 = Bm25(lengths=lengths, average=float(lengths.mean()) * 1.013)
+    total, seen, found = np.zeros(len(lengths)), np.zeros(len(lengths), bool), np.zeros(len(lengths), np.int64)
+    count, want, order = 0, np.zeros(len(lengths)), []
+    for idf in (0.37, 2.9, 1e-6):  # three words, some rows in several: a row is found once, when first seen
+        rows = np.sort(rng.choice(len(lengths), size=900, replace=False)).astype(np.int32)
+        tfs = rng.integers(1, 9, size=len(rows)).astype(np.uint16)
+        count = bm25.add(rows, tfs, idf, total, seen, found, count)
+        want[rows] += bm25.weights(rows, tfs, idf)
+        order += [r for r in rows.tolist() if r not in set(order)]
+    assert found[:count].tolist() == order
+    assert np.array_equal(total, want)  # bitwise, not approximately
+    assert seen.sum() == count

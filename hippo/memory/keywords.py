@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -91,6 +92,29 @@ class SpacePostings:
         return space
 
 
+@dataclass(frozen=True)
+class Bm25:
+    """BM25's weight of a word in a passage under one reader's statistics: the passages' lengths
+    (by row) and their average over the passages the reader may see."""
+
+    lengths: np.ndarray
+    average: float
+
+    def weights(self, rows: np.ndarray, tfs: np.ndarray, idf: float) -> np.ndarray:
+        """The word's weight in each of ``rows`` (it occurs ``tfs`` times in them)."""
+        tf = tfs.astype(np.float64)
+        return idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * self.lengths[rows] / self.average))
+
+    def add(self, rows: np.ndarray, tfs: np.ndarray, idf: float, total: np.ndarray, seen: np.ndarray,
+            found: np.ndarray, count: int) -> int:
+        """``weights`` added into ``total`` by row, the rows not ``seen`` before written to ``found``
+        from ``count`` on; the new count (``hippo.memory.keyword_loop``, the same scores to the bit)."""
+        from hippo.memory.keyword_loop import add_postings  # numba: imported on the first query, not with hippo
+
+        return int(add_postings(rows, tfs, float(idf), self.lengths, float(self.average), K1, B, total, seen, found,
+                                count))
+
+
 class KeywordIndex:
     """Per-space postings; a query scores only rows its words occur in."""
 
@@ -153,16 +177,10 @@ class KeywordIndex:
                 idf = max(float(np.log((documents - df + 0.5) / (df + 0.5))), IDF_FLOOR)
                 stats.append((df, term, idf))
         stats.sort()
-        lengths = self.lengths.values
-
-        def contribution(rows: np.ndarray, tfs: np.ndarray, idf: float) -> np.ndarray:
-            tf = tfs.astype(np.float64)
-            return idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths[rows] / average))
-
-        width = len(lengths)
-        rows, scores, missed = self._candidates(spaces, stats, live, k, contribution, width, SCAN_BUDGET)
+        bm25 = Bm25(lengths=self.lengths.values, average=average)
+        rows, scores, missed = self._candidates(spaces, stats, live, k, bm25, SCAN_BUDGET)
         if missed:  # a passage with only the common words could be among the best k: read them all
-            rows, scores, _ = self._candidates(spaces, stats, live, k, contribution, width, None)
+            rows, scores, _ = self._candidates(spaces, stats, live, k, bm25, None)
         positive = scores > 0
         rows, scores = rows[positive], scores[positive]
         if len(scores) > k:  # only what can be among the best k is sorted (ties at the k-th kept)
@@ -173,8 +191,7 @@ class KeywordIndex:
 
     @staticmethod
     def _candidates(spaces: list[SpacePostings], stats: list[tuple[int, int, float]], live: Live, k: int,
-                    contribution: Callable[[np.ndarray, np.ndarray, float], np.ndarray], width: int,
-                    budget: int | None) -> tuple[np.ndarray, np.ndarray, bool]:
+                    bm25: Bm25, budget: int | None) -> tuple[np.ndarray, np.ndarray, bool]:
         """The live rows that can be among the best ``k`` with their scores, and whether a row holding
         none of the words read in full could be among them too. Words (``stats``: (df, term, idf))
         are read rarest first, in full up to ``budget`` postings (None: all); the rest are only
@@ -185,20 +202,19 @@ class KeywordIndex:
             scanned.append(stats[len(scanned)])
         looked_up = stats[len(scanned):]
         # Scores gather in a per-thread dense scratch: a term's rows are distinct, so each part adds
-        # with one fancy-indexed step and no sort (np.unique of every posting cost most of a query).
-        space = this_workspace()
+        # in one pass and no sort (np.unique of every posting cost most of a query).
+        space, width = this_workspace(), len(bm25.lengths)
         total = space.array("bm25.scores", np.float64, width)
         seen = space.array("bm25.seen", bool, width)
-        row_parts = []
+        found = space.array("bm25.found", np.int64, width)
+        count = 0
         try:
             for _, term, idf in scanned:
                 for s in spaces:
                     for rows, tfs in s.parts(term):
-                        total[rows] += contribution(rows, tfs, idf)
-                        row_parts.append(rows[~seen[rows]])
-                        seen[rows] = True
+                        count = bm25.add(rows, tfs, idf, total, seen, found, count)
         finally:  # the scratch goes back clean, whatever happened
-            rows = np.concatenate(row_parts).astype(np.int64) if row_parts else np.zeros(0, dtype=np.int64)
+            rows = found[:count].copy()
             scores = total[rows]
             total[rows] = 0.0
             seen[rows] = False
@@ -216,7 +232,7 @@ class KeywordIndex:
                 for part_rows, tfs in s.parts(term):
                     at = np.minimum(np.searchsorted(part_rows, rows), max(len(part_rows) - 1, 0))
                     hit = (part_rows[at] == rows) if len(part_rows) else np.zeros(len(rows), bool)
-                    scores[hit] += contribution(rows[hit], tfs[at[hit]], idf)
+                    scores[hit] += bm25.weights(rows[hit], tfs[at[hit]], idf)
         # a row none of the scanned words holds scores at most ``bound``: the best k are exact when
         # the k-th of the candidates scores above it
         return rows, scores, int((scores > 0).sum()) < k or kth_largest(scores, k) <= bound
