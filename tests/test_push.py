@@ -372,16 +372,19 @@ def test_a_readers_walk_is_the_walk_of_a_store_holding_only_what_it_sees(unread_
 
 def test_the_vertices_a_walk_reached_come_back_in_order_whichever_way_they_are_ordered():
     """``in_order`` marks and reads back while a walk reached many of the vertices, else sorts: the
-    same ascending int64 either way, and the marks it used are cleared for the next walk."""
+    same ascending int64 either way, each score still with its vertex, and the marks it used are
+    cleared for the next walk."""
     from hippo.graph.ppr import Workspace
     from hippo.graph.push import in_order
 
     workspace = Workspace()
     rng = np.random.default_rng(5)
-    for n, count in ((1_000, 900), (1_000, 100), (100_000, 50), (1, 1), (10, 0)):
+    for n, count in ((1_000, 900), (1_000, 100), (1_000, 300), (100_000, 50), (1, 1), (10, 0)):
         vertices = rng.permutation(n)[:count].astype(np.int32)
-        got = in_order(vertices, n, workspace)
+        scores = rng.random(count)
+        got, got_scores = in_order(vertices, scores, n, workspace)
         assert got.dtype == np.int64 and np.array_equal(got, np.sort(vertices))
+        assert np.array_equal(got_scores, scores[np.argsort(vertices)])
     assert not workspace.array("in_order", bool, 1_000).any()  # left clean
 
 

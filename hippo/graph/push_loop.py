@@ -364,15 +364,21 @@ def walk_open(indptr, targets, weights, strength, restart_at, restart, damping, 
 
 
 @numba.njit(cache=True, nogil=True)
-def collect(reached, state, estimate, known):  # noqa: ANN001, ANN201
-    """The scores of the vertices a walk touched (``reached``), and what the walk wrote about them
-    cleared in the same pass, so the scratch is clean for the next walk."""
-    scores = np.empty(len(reached))
-    for i in range(len(reached)):
-        v = reached[i]
-        scores[i] = estimate[v]
+def collect(touched, state, estimate, known, vertices, scores):  # noqa: ANN001, ANN201
+    """The vertices a walk pushed (a positive estimate; of those it ``touched``, in the order
+    touched) and their scores, written to ``vertices`` and ``scores``; what the walk wrote about
+    every touched vertex is cleared in the same pass, so the scratch is clean for the next walk.
+    Returns how many were pushed."""
+    found = 0
+    for i in range(len(touched)):
+        v = touched[i]
+        score = estimate[v]
+        if score > 0.0:
+            vertices[found] = v
+            scores[found] = score
+            found += 1
         estimate[v] = 0.0
         state[2 * v] = 0.0
         state[2 * v + 1] = 0.0
         known[v] = 0
-    return scores
+    return found
