@@ -401,3 +401,39 @@ def test_first_seen_keeps_each_value_once_in_the_order_it_first_appears():
         assert got.dtype == np.int64
         assert got.tolist() == list(dict.fromkeys(values.tolist()))
     assert workspace.first_seen(np.array([7, 2, 7, 0, 2, 9])).tolist() == [7, 2, 0, 9]  # after larger scratch use
+
+
+def test_a_prefetch_is_only_a_hint():
+    """``prefetch`` (the walks ask for what they read next) compiles into a loop and changes nothing
+    it computes, also when it hints past an array's end; anything but a 1-d array and an integer
+    index is refused when the loop compiles."""
+    import numba
+    from numba.core.errors import TypingError
+
+    from hippo.graph.prefetch import prefetch
+
+    @numba.njit
+    def hinted(values, ahead):
+        total = 0.0
+        for i in range(len(values)):
+            prefetch(values, i + ahead)  # near the end, past it: a wasted hint, never a fault
+            total += values[i] * i
+        return total
+
+    @numba.njit
+    def plain(values):
+        total = 0.0
+        for i in range(len(values)):
+            total += values[i] * i
+        return total
+
+    values = np.random.default_rng(3).random(50_000)
+    assert hinted(values, 8) == plain(values)
+    assert hinted(values, 100_000) == plain(values)
+
+    @numba.njit
+    def on_a_matrix(values):
+        prefetch(values, 0)
+
+    with pytest.raises(TypingError):
+        on_a_matrix(np.zeros((2, 2)))

@@ -402,6 +402,10 @@ def collect(touched, state, estimate, known, vertices, scores):  # noqa: ANN001,
     Returns how many were pushed."""
     found = 0
     for i in range(len(touched)):
+        if i + AHEAD < len(touched):  # touched in the walk's order, scattered: asked for ahead
+            ahead = touched[i + AHEAD]
+            prefetch(estimate, ahead)
+            prefetch(state, 2 * ahead)
         v = touched[i]
         score = estimate[v]
         if score > 0.0:
