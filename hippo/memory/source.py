@@ -224,12 +224,12 @@ class LocalSource:
 
     def nodes(self, ids: list[str]) -> dict[str, int]:
         vertex = self.state.projection.vertex
-        found: dict[str, int] = {}
-        for rid in ids:
-            v = vertex.get(rid)
-            if v is not None and bool(self.view.visible(np.array([v]))[0]):
-                found[rid] = v
-        return found
+        held = [(rid, v) for rid in ids if (v := vertex.get(rid)) is not None]
+        if not held:
+            return {}
+        # one look at the view for all (a recall's hits ask for ~12: one at a time was 0.3 ms)
+        visible = self.view.visible(np.fromiter((v for _, v in held), dtype=np.int64, count=len(held)))
+        return {rid: v for (rid, v), seen in zip(held, visible.tolist(), strict=True) if seen}
 
     def record_ids(self, handles: list[int]) -> list[str]:
         ids = self.state.projection.record_ids
