@@ -4,12 +4,13 @@
 through ``Adjacency``, so a database can serve it (one query per wave); in
 process every wave is a dozen numpy calls over a few thousand entries, and a
 recall on HippoRAG's 2Wiki corpus spent ~18 ms a walk on that bookkeeping.
-Here the same walk runs as one compiled loop (numba, ``hippo.graph.push_loop``)
-over the CSR runs (``hippo.runs``), vertex by vertex from a FIFO queue: the
-sequential push of Andersen, Chung & Lang. Its answer differs from the wave
-push's only within their shared bound (each score short of the exact one by
-less than ``epsilon`` times a strength), and its work is bounded the same way,
-by the residual threshold and not by the graph.
+Here the same walk runs as one compiled loop (numba, ``hippo.graph.push_loop``;
+``hippo.graph.push_open`` for a reader of everything) over the CSR runs
+(``hippo.runs``), vertex by vertex from a FIFO queue: the sequential push of
+Andersen, Chung & Lang. Its answer differs from the wave push's only within
+their shared bound (each score short of the exact one by less than
+``epsilon`` times a strength), and its work is bounded the same way, by the
+residual threshold and not by the graph.
 
 Visibility is decided inside the loop, per entry read, from arrays the
 projection keeps current: a passage by its live flag and its space's code, an
@@ -151,7 +152,8 @@ def compiled_push(view: GraphView, vertices: np.ndarray, weights: np.ndarray, da
                   workspace: Workspace) -> SparseScores:
     """PPR from the sparse reset (``weights`` at ``vertices``, checked by ``ppr.checked_reset``) by
     the compiled sequential push over ``view``'s projection."""
-    from hippo.graph.push_loop import collect, walk, walk_open  # numba: imported on the first walk, not with hippo
+    from hippo.graph.push_loop import walk  # numba: imported on the first walk, not with hippo
+    from hippo.graph.push_open import collect, walk_open
 
     projection = view.projection
     projection.seal()

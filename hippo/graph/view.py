@@ -202,7 +202,7 @@ class GraphView:
         return self.projection.edges.size
 
     def pagerank(self, vertices: np.ndarray, weights: np.ndarray, damping: float, *, solver: Solver = "auto",
-                 epsilon: float = 1e-6, exact_max_edges: int = 50_000) -> SparseScores:
+                 epsilon: float = 1e-6, exact_max_edges: int = 2_000) -> SparseScores:
         """PPR from a sparse reset: exact power iteration on small graphs (or when asked),
         local push otherwise. Both return the vertices they reached and their scores."""
         exact = solver == "exact" or (solver == "auto" and self.edge_entries <= 2 * exact_max_edges)
