@@ -28,8 +28,8 @@ def walk_open(indptr, targets, weights, strength, restart_at, restart, damping, 
     What it will read next it asks for ahead (``prefetch``), in two steps down the queue: where the
     next vertex's edges start and its strength and state, one vertex ahead of reading its edges,
     and each target's state ``AHEAD`` edges before its push. Replayed as above: 2Wiki 3.4 against
-    2.5 ms a first walk, 100k 4.0 against 2.8; recalls, interleaved: 2Wiki 12.8 against 10.8 ms
-    p50, 100k 16.1 against 14.6; the same pushes, so the same scores.
+    2.5 ms a first walk, 100k 4.0 against 2.8; recalls, interleaved: 2Wiki 14.1 against 12.5 ms
+    p50, 100k 15.5 against 14.5, 10k 12.9 against 11.7; the same pushes, so the same scores.
     """
     n = len(queue)
     head = 0

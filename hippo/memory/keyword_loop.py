@@ -17,7 +17,7 @@ def add_postings(rows, tfs, idf, lengths, average, k1, b, total, seen, found, co
     ``total``; a row not ``seen`` before is marked and written to ``found`` from ``count`` on.
     Returns the new count.
 
-    The arithmetic is numpy's for the same formula over arrays (``KeywordIndex.contribution``),
+    The arithmetic is numpy's for the same formula over arrays (``keywords.Bm25.weights``),
     step by step, so both give the same scores to the bit: the length normalization in float32,
     the lengths' type (numpy casts the Python floats ``average``, ``k1`` and ``b`` to it), the
     rest in float64."""
