@@ -220,20 +220,20 @@ def test_the_top_m_prior_with_its_tail_ranks_like_the_full_prior(sample_memory):
 
 
 def test_a_recall_on_two_threads_answers_as_one_on_its_own(sample_memory, monkeypatch):
-    """``recall_threads`` runs the vector searches on threads while BM25 runs on the recall's own
-    thread, and describes the seeds while it walks: the same hits, scores, clues and seeds, to the
-    bit, whichever PPR solver walks."""
+    """``recall_threads`` runs the fact and entity searches on threads while BM25 and the passage
+    search run on the recall's own thread, and describes the seeds while it walks: the same hits,
+    scores, clues and seeds, to the bit, whichever PPR solver walks."""
     import threading
 
     from hippo.memory.source import LocalSource
 
     monkeypatch.setattr("hippo.memory.source.THREADS_FROM", 1)  # the sample is below where threads pay
-    searched_on: set[str] = set()
+    searched_on: set[tuple[str, str]] = set()  # (family, thread)
     nearest = LocalSource._nearest  # noqa: SLF001 - to see which thread searches
 
-    def watched(self, *args):  # noqa: ANN001, ANN202
-        searched_on.add(threading.current_thread().name)
-        return nearest(self, *args)
+    def watched(self, family, *args):  # noqa: ANN001, ANN202
+        searched_on.add((family, threading.current_thread().name))
+        return nearest(self, family, *args)
 
     monkeypatch.setattr(LocalSource, "_nearest", watched)
     questions = ["Who governs the island on which the painter Greta Südhof was born?",
@@ -246,12 +246,13 @@ def test_a_recall_on_two_threads_answers_as_one_on_its_own(sample_memory, monkey
 
     for solver in ("exact", "push"):
         alone = recalls(ppr_solver=solver, recall_threads=1)
-        assert searched_on == {threading.current_thread().name}
+        assert {thread for _, thread in searched_on} == {threading.current_thread().name}
         searched_on.clear()
         for one, two in zip(alone, recalls(ppr_solver=solver, recall_threads=2), strict=True):
             assert [(h.id, h.score) for h in one.hits] == [(h.id, h.score) for h in two.hits]
             assert one.clues == two.clues and one.seeds == two.seeds
-        assert searched_on and all(name.startswith("hippo-read-ahead") for name in searched_on)
+        assert {family for family, _ in searched_on} == {"passages", "facts"}
+        assert all(thread.startswith("hippo-read-ahead") == (family == "facts") for family, thread in searched_on)
         searched_on.clear()
 
 
@@ -262,14 +263,15 @@ def test_searches_started_ahead_and_never_asked_for_end_with_the_read(sample_mem
     engine = Memory(sample_memory.store, settings=Settings(recall_threads=2), embedder=sample_memory.embedder).engine
     q = sample_memory.embedder.encode(["kelp press"])
     with engine.source(None) as source:
-        source.search_ahead("passages", q[0], 5)
+        source.search_ahead("facts", q[0], 5)
         source.search_ahead("entities", q, 3)
+        source.search_ahead("passages", q[0], 5)  # run when taken, on the recall's thread
         started = list(source.ahead._started.values())  # noqa: SLF001 - what the read section must outlive
         assert len(started) == 2
     assert all(f.done() for f in started) and len(source.ahead) == 0
     with engine.source(None) as source:  # a started search is the answer asked for later
-        source.search_ahead("passages", q[0], 5)
-        ahead = source.nearest_passages(q[0], 5)
+        source.search_ahead("facts", q[0], 5)
+        ahead = source.nearest_facts(q[0], 5)
         assert len(source.ahead) == 0
-        now = source.nearest_passages(q[0], 5)
+        now = source.nearest_facts(q[0], 5)
     assert np.array_equal(ahead.handles, now.handles) and np.array_equal(ahead.scores, now.scores)

@@ -224,7 +224,9 @@ class Recaller:
         s = self.settings
         weight = s.passage_weight * (1.0 - s.keyword_prior_share)
 
-        known = {"vertices": np.zeros(0, dtype=np.int64), "values": np.zeros(0)}  # sorted: the walks overlap
+        # what it gave so far, by vertex (sorted: the walks overlap); the prior's vertices sorted
+        known = {"vertices": np.zeros(0, dtype=np.int64), "values": np.zeros(0)}
+        in_prior = np.unique(prior_vertices)
         # a passage outside the dense top M scores no higher than the M-th (up to float32 rounding
         # between two ways of scoring it): its tail is capped there, also when an approximate search
         # missed one above, which bounds the tail for ``readout``
@@ -234,16 +236,16 @@ class Recaller:
 
         def tail(vertices: np.ndarray) -> np.ndarray:
             done, values = known["vertices"], known["values"]
-            fresh = vertices[~np.isin(vertices, done, assume_unique=True)]
+            fresh = np.unique(vertices[~_among(vertices, done)])
             if len(fresh):
                 out = np.zeros(len(fresh))
-                at = np.flatnonzero(source.visible_passage[fresh] & ~np.isin(fresh, prior_vertices))
+                at = np.flatnonzero(source.visible_passage[fresh] & ~_among(fresh, in_prior))
                 if len(at):
                     cosines = source.passage_cosines(q, fresh[at])
                     out[at] = weight * np.clip(np.nan_to_num(dense.scaled(cosines), neginf=0.0), 0.0, cap)
-                order = np.argsort(np.concatenate([done, fresh]), kind="stable")
-                done = known["vertices"] = np.concatenate([done, fresh])[order]
-                values = known["values"] = np.concatenate([values, out])[order]
+                where = np.searchsorted(done, fresh)
+                done = known["vertices"] = np.insert(done, where, fresh)
+                values = known["values"] = np.insert(values, where, out)
             return values[np.searchsorted(done, vertices)]
         return Tail(tail, bound=weight * cap)
 
@@ -380,3 +382,12 @@ class Recaller:
         for clue in sorted(clues, key=lambda c: -(c.weight or 0)):
             unique.setdefault(((clue.query or "").casefold(), tuple(clue.seed_ids)), clue)
         return list(unique.values())[:n]
+
+
+def _among(values: np.ndarray, ordered: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in ``ordered`` (sorted, distinct): a binary search each, where
+    ``np.isin`` sorts both (a recall's tail asks this of ~370 passages four times: 0.2 ms with isin)."""
+    if not len(ordered):
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+    return ordered[at] == values
