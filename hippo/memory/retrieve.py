@@ -26,11 +26,14 @@ def dense_ranking(state: DerivedState, q: np.ndarray, spaces: Spaces, limit: int
 
 def keyword_ranking(state: DerivedState, query: str, spaces: Spaces, limit: int) -> list[tuple[str, float]]:
     """BM25 with the statistics of the passages the reader may see (``hippo.memory.keywords``)."""
-    view = state.projection.view(spaces)
     ids = state.projection.record_ids
+    return [(ids[vertex], score) for vertex, score in keyword_vertices(state, query, spaces, limit)]
+
+
+def keyword_vertices(state: DerivedState, query: str, spaces: Spaces, limit: int) -> list[tuple[int, float]]:
+    """``keyword_ranking`` by passage vertex (the keyword index's rows are the projection's vertices)."""
     live = state.projection.live
-    return [(ids[row], score)
-            for row, score in state.keywords.top(query, view.codes, lambda rows: live[rows], limit)]
+    return state.keywords.top(query, state.projection.view(spaces).codes, lambda rows: live[rows], limit)
 
 
 def source_rankings(source: RecallSource, q: np.ndarray | None, query: str | None,

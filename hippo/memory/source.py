@@ -29,7 +29,7 @@ from hippo.graph.scoring import Readout
 from hippo.graph.view import GraphView, Solver
 from hippo.memory.ahead import Ahead
 from hippo.memory.names import visible_names
-from hippo.memory.retrieve import keyword_ranking
+from hippo.memory.retrieve import keyword_vertices
 from hippo.memory.state import DerivedState
 from hippo.memory.titles import title_seeds
 from hippo.store import Store
@@ -348,8 +348,7 @@ class LocalSource:
         self.ahead.settle()
 
     def keyword_scores(self, query: str, limit: int) -> dict[int, float]:
-        vertex = self.state.projection.vertex
-        return {vertex[pid]: score for pid, score in keyword_ranking(self.state, query, self.spaces, limit)}
+        return dict(keyword_vertices(self.state, query, self.spaces, limit))
 
     def title_seeds(self, query: str) -> dict[int, float]:
         return title_seeds(self.state.titles, query, self.view.visible_passage)
