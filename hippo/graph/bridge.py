@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hippo.graph.scoring import top_indices, top_k
+from hippo.graph.scoring import passage_counts, top_indices, top_k
 
 Relevance = Callable[[int], dict[int, float]]
 """Passage vertex -> {entity vertex: how well a fact of that passage naming it matches the query}."""
@@ -56,14 +56,15 @@ def bridge_seeds(mass: np.ndarray, passage_vertices: np.ndarray, mentions: Calla
     if not top:
         return {}
     best = float(mass[top[0]])
+    mentioned = [np.unique(np.asarray(mentions(int(passage_vertices[i])), dtype=np.int64)) for i in top]
+    # every count at once: a store-side source may ask the store for those it does not hold
+    count_of = passage_counts(passage_count, set(np.concatenate(mentioned).tolist()))
     weights: dict[int, float] = {}
-    for i in top:
+    for i, entities in zip(top, mentioned, strict=True):
         share = float(mass[i]) / best
-        passage = int(passage_vertices[i])
-        entities = np.unique(np.asarray(mentions(passage), dtype=np.int64))
-        counts = passage_count[entities] if len(entities) else np.zeros(0)
-        related = relevance(passage) if relevance is not None else None
-        for entity, count in zip(entities.tolist(), np.asarray(counts).tolist(), strict=True):
+        related = relevance(int(passage_vertices[i])) if relevance is not None else None
+        for entity in entities.tolist():
+            count = count_of[entity]
             weight = share / count if count > 1 else 0.0
             if related is not None:
                 weight *= related.get(int(entity), 0.0)

@@ -83,7 +83,7 @@ def fact_seed_weights(
     averaged over the facts that name it; the ``k`` heaviest are kept.
     """
     named = [(set(vertices), score) for vertices, score in facts]
-    counts = _counts(passage_count, set().union(*(vertices for vertices, _ in named)))
+    counts = passage_counts(passage_count, set().union(*(vertices for vertices, _ in named)))
     total: dict[int, float] = defaultdict(float)
     seen: dict[int, int] = defaultdict(int)
     for vertices, score in named:
@@ -113,9 +113,9 @@ def anchored_facts(fact_ends: Sequence[Iterable[int]], fact_rows: Sequence[int],
     return keep or list(range(len(fact_rows)))
 
 
-def _counts(passage_count: np.ndarray, vertices: set[int]) -> dict[int, float]:
-    """``passage_count`` of each vertex, looked up at once (a reader's view answers an array in
-    about the time it answers one vertex)."""
+def passage_counts(passage_count: np.ndarray, vertices: set[int]) -> dict[int, float]:
+    """``passage_count`` of each vertex, looked up at once: a reader's view answers an array in about
+    the time it answers one vertex, and a store-side source asks the store once for those it lacks."""
     every = np.fromiter(vertices, dtype=np.int64, count=len(vertices))
     return dict(zip(every.tolist(), np.asarray(passage_count[every]).tolist(), strict=True)) if len(every) else {}
 
@@ -130,7 +130,7 @@ def link_seed_weights(
     its best weight.
     """
     links = list(links)
-    counts = _counts(passage_count, {v for v, _ in links})
+    counts = passage_counts(passage_count, {v for v, _ in links})
     weights: dict[int, float] = {}
     for v, similarity in links:
         count = counts[v]
