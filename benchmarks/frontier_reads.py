@@ -3,12 +3,14 @@
 Store-side recall (``HIPPO_NEO4J_READ=store``) reads each push wave's edges in one statement; at
 100k passages that read is most of a recall. This benchmark records the frontiers of ``--queries``
 store-side recalls of a synthetic scale store (``benchmarks/scale.py``, bulk-loaded into Neo4j),
-then replays every recorded frontier, one statement each, in turn with:
+after ``--warm`` recalls, and the targets those recalls had to name (``read_keyed_nodes.cypher``),
+then replays every recorded read, one statement each, in turn with:
 
-- ``shipped``: ``hippo/cypher/read_neighbours.cypher`` as recall runs it;
-- ``one counter``: each target's strength read from one property instead of three;
-- ``ids``: the same traversal returning each target's id, no strength (``benchmarks/cypher/``);
-- ``element ids``: the same traversal returning element ids: no property of a target read;
+- ``shipped``: ``hippo/cypher/read_neighbours.cypher`` as recall runs it (targets as element ids);
+- ``shipped + naming``: that, and the reads of the targets the reader's cache did not know yet;
+- ``strengths`` (stop 48's statement): each target's record id and strength over every edge read
+  with the edges, so no second read (``benchmarks/cypher/``);
+- ``ids``: the same traversal returning each target's id, no strength;
 - ``traversal``: the relationships counted: finding the frontier and walking its edges alone.
 
 The variants run interleaved, ``--rounds`` times; the table gives per recall the median over the
@@ -35,8 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # also when run
 from benchmarks.common import log, machine_info, machine_line, markdown_table, write_outputs  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-VARIANTS = {"one counter": "frontier_one_counter", "ids": "frontier_ids", "element ids": "frontier_element_ids",
-            "traversal": "frontier_count"}
+VARIANTS = {"strengths": "frontier_strengths", "ids": "frontier_ids", "traversal": "frontier_count"}
 
 
 def _statement(name: str) -> str:
@@ -45,8 +46,10 @@ def _statement(name: str) -> str:
     return statement_at(HERE / "cypher" / f"{name}.cypher")
 
 
-def record(size: int, store: str, queries: int, warm: int = 10) -> tuple[list[dict[str, Any]], Any]:
-    """The frontiers (one per push wave) of ``queries`` store-side recalls after ``warm``, and the store."""
+def record(size: int, store: str, queries: int, warm: int = 10) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                                                        Any]:
+    """The frontiers (one per push wave) of ``queries`` store-side recalls after ``warm``, the namings of
+    their targets, and the store."""
     import hippo
     from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor, query_phrases
     from hippo.extract.spacy import load_pipeline
@@ -64,22 +67,26 @@ def record(size: int, store: str, queries: int, warm: int = 10) -> tuple[list[di
     for q in asked[:warm]:
         memory.recall(q)
     frontiers: list[dict[str, Any]] = []
-    shipped = Neo4jReader.neighbours
+    namings: list[dict[str, Any]] = []
+    shipped, naming = Neo4jReader.neighbours, Neo4jReader.keyed
+    weights = {"mention_weight": memory.settings.mention_weight, "relation_weight": memory.settings.relation_weight}
 
-    def recording(reader: Any, passages: list[str], entities: list[str], **weights: Any) -> Any:
+    def recording(reader: Any, passages: list[str], entities: list[str], everything: bool = False) -> Any:
         frontiers.append({"passages": list(passages), "entities": list(entities), "spaces": reader.spaces,
-                          "mention_weight": weights.get("mention_weight", 1.0),
-                          "relation_weight": weights.get("relation_weight", 1.0),
-                          "everything": bool(weights.get("everything")) and reader.spaces is None})
-        return shipped(reader, passages, entities, **weights)
+                          "everything": everything and reader.spaces is None, **weights})
+        return shipped(reader, passages, entities, everything=everything)
 
-    Neo4jReader.neighbours = recording
+    def named(reader: Any, keys: list[str], **given: Any) -> Any:
+        namings.append({"keys": list(keys), "spaces": reader.spaces, **given})
+        return naming(reader, keys, **given)
+
+    Neo4jReader.neighbours, Neo4jReader.keyed = recording, named  # type: ignore[method-assign]
     try:
         for q in asked[warm:]:
             memory.recall(q, n=5, k=10)
     finally:
-        Neo4jReader.neighbours = shipped
-    return frontiers, (memory, neo)
+        Neo4jReader.neighbours, Neo4jReader.keyed = shipped, naming  # type: ignore[method-assign]
+    return frontiers, namings, (memory, neo)
 
 
 def replay(session: Any, statement: str, frontiers: list[dict[str, Any]]) -> tuple[float, float]:
@@ -93,43 +100,53 @@ def replay(session: Any, statement: str, frontiers: list[dict[str, Any]]) -> tup
     return time.perf_counter() - start, server
 
 
-def run(size: int, store: str, queries: int, rounds: int) -> dict[str, Any]:
+def run(size: int, store: str, queries: int, rounds: int, warm: int) -> dict[str, Any]:
     from hippo.store.cypher import cypher
 
-    frontiers, (memory, neo) = record(size, store, queries)
-    statements = {"shipped": cypher("read_neighbours"), **{k: _statement(v) for k, v in VARIANTS.items()}}
-    timings: dict[str, list[tuple[float, float]]] = {name: [] for name in statements}
+    frontiers, namings, (memory, neo) = record(size, store, queries, warm)
+    neighbours = cypher("read_neighbours")
+    reads = {"shipped": [(neighbours, frontiers)],
+             "shipped + naming": [(neighbours, frontiers), (cypher("read_keyed_nodes"), namings)],
+             **{k: [(_statement(v), frontiers)] for k, v in VARIANTS.items()}}
+    timings: dict[str, list[tuple[float, float]]] = {name: [] for name in reads}
     with neo.db.session() as session:
         counted = [session.run(_statement("frontier_distinct"), **f).single() for f in frontiers]
         edges, targets = sum(c["edges"] for c in counted), sum(c["targets"] for c in counted)
-        for statement in statements.values():  # each planned once before it is timed
-            replay(session, statement, frontiers[:5])
+        for parts in reads.values():  # each planned once before it is timed
+            for statement, params in parts:
+                replay(session, statement, params[:5])
         for turn in range(rounds):
-            names = list(statements) if turn % 2 == 0 else list(statements)[::-1]  # neither always first
+            names = list(reads) if turn % 2 == 0 else list(reads)[::-1]  # neither always first
             for name in names:
-                timings[name].append(replay(session, statements[name], frontiers))
+                spent = [replay(session, statement, params) for statement, params in reads[name]]
+                timings[name].append((sum(w for w, _ in spent), sum(s for _, s in spent)))
     memory.close()
     rows = [{"variant": name, "wall_ms_per_recall": 1000 * float(np.median([w for w, _ in t])) / queries,
              "server_ms_per_recall": 1000 * float(np.median([s for _, s in t])) / queries,
              "rounds": [[round(1000 * w / queries, 1), round(1000 * s / queries, 1)] for w, s in t]}
             for name, t in timings.items()]
     everything = float(np.mean([f["everything"] for f in frontiers]))
-    return {"size": size, "queries": queries, "frontiers_per_recall": len(frontiers) / queries,
+    return {"size": size, "queries": queries, "warm": warm, "frontiers_per_recall": len(frontiers) / queries,
+            "namings_per_recall": len(namings) / queries,
+            "named_per_recall": sum(len(n["keys"]) for n in namings) / queries,
             "edges_per_recall": edges / queries,
             "edges_per_target": edges / max(targets, 1), "everything_share": everything, "variants": rows,
             "machine": machine_info()}
 
 
 def render(result: dict[str, Any], command: str) -> str:
-    shipped = result["variants"][0]["server_ms_per_recall"]
+    before = next(r for r in result["variants"] if r["variant"] == "strengths")
     table = markdown_table(
-        ["statement", "wall ms / recall", "server ms / recall", "server vs shipped"],
+        ["statement", "wall ms / recall", "server ms / recall", "wall vs strengths", "server vs strengths"],
         [[r["variant"], f"{r['wall_ms_per_recall']:.1f}", f"{r['server_ms_per_recall']:.1f}",
-          f"{r['server_ms_per_recall'] / shipped:.2f}"] for r in result["variants"]])
+          f"{r['wall_ms_per_recall'] / before['wall_ms_per_recall']:.2f}",
+          f"{r['server_ms_per_recall'] / before['server_ms_per_recall']:.2f}"] for r in result["variants"]])
     return (f"# Store-side frontier reads: where the server's time goes\n\n{machine_line(result['machine'])}\n\n"
-            f"{result['size']:,} passages, {result['queries']} recalls: {result['frontiers_per_recall']:.1f} "
-            f"frontier reads and {result['edges_per_recall']:,.0f} edges a recall ({result['edges_per_target']:.2f} "
-            f"edges a distinct target within a statement), each frontier read in one "
+            f"{result['size']:,} passages, {result['queries']} recalls after {result['warm']}: "
+            f"{result['frontiers_per_recall']:.1f} frontier reads and {result['edges_per_recall']:,.0f} edges a "
+            f"recall ({result['edges_per_target']:.2f} edges a distinct target within a statement), "
+            f"{result['namings_per_recall']:.1f} reads naming {result['named_per_recall']:,.0f} targets the "
+            f"reader's cache did not know; each read in one "
             f"statement, sequentially (recall splits a wide one in two side by side); the variants skip visibility, "
             f"as the shipped statement does when the reader sees every space and nothing is forgotten (here "
             f"{result['everything_share']:.0%} of the reads).\n\n{table}\n\n"
@@ -142,9 +159,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--store", required=True, help="bolt:// URL of the Neo4j holding the scale store")
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warm", type=int, default=10, help="recalls before the recorded ones")
     parser.add_argument("--out", type=Path, default=None, help="directory (default: results/)")
     args = parser.parse_args(argv)
-    result = run(args.size, args.store, args.queries, args.rounds)
+    result = run(args.size, args.store, args.queries, args.rounds, args.warm)
     command = "python benchmarks/frontier_reads.py " + " ".join(
         a if "@" not in a else a.split("//")[0] + "//…@" + a.split("@")[-1] for a in (argv or sys.argv[1:]))
     text = render(result, command)

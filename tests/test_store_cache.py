@@ -17,6 +17,13 @@ def test_names_intern_each_id_once_and_remember_which_are_passages():
     assert len(names) == 4 and names.ids == ["p1", "e1", "e2", "e3"]
 
 
+def test_names_are_bound_to_element_ids_and_stay_bound():
+    names = Names()
+    assert names.by_keys(["4:x:1", "4:x:2"]).tolist() == [-1, -1]
+    names.bind(["4:x:2", "4:x:1"], names.of(["e1", "p1"], np.array([False, True])))
+    assert names.by_keys(["4:x:1", "4:x:9", "4:x:2"]).tolist() == [1, -1, 0]
+
+
 def test_a_recall_numbers_handles_in_the_order_it_meets_records_whatever_earlier_recalls_met():
     """Handles break ties in a walk: a recall over a reader's shared names numbers them as one
     over fresh names would, so what earlier recalls read changes no answer."""
@@ -62,7 +69,8 @@ def test_a_reader_cache_moves_to_a_new_revision_without_what_the_writes_changed(
     names = cache.names.of(["p", "e", "f", "q"], np.array([True, False, False, True]))
     # p - e - f, and q alone: p's edge to e, e's to p and f, f's to e
     cache.edges.add(names, np.array([1, 2, 1, 0]), np.array([1, 0, 2, 1]), np.ones(4), np.zeros(4, dtype=np.int8),
-                    np.full(4, 3.0), np.array([0, 1, 1, 0]))
+                    np.array([0, 1, 1, 0]))
+    cache.edges.learn(names[:3], np.full(3, 3.0))
     assert cache.fresh(7, _unasked) is cache
     moved = cache.fresh(9, _Store([["f"], ["elsewhere"]], since=7))
     assert moved.revision == 9 and moved.names is cache.names and moved.frequencies == {}
@@ -93,7 +101,8 @@ def test_a_full_reader_cache_keeps_the_edges_of_the_nodes_most_recalls_walked():
     names = cache.names.of(ids, False)
     # node i: one edge to node (i + 1) % 8 of weight i, its target's strength 10 + i
     cache.edges.add(names, np.ones(8, dtype=np.int64), np.roll(names, -1), np.arange(8.0),
-                    np.zeros(8, dtype=np.int8), 10.0 + np.arange(8), np.arange(8))
+                    np.zeros(8, dtype=np.int8), np.arange(8))
+    cache.edges.learn(np.roll(names, -1), 10.0 + np.arange(8))
     for walked in ([5, 2], [5, 2, 7], [2, 5], [5]):  # four recalls: 5 walked by four, 2 by three
         cache.edges.gather(names[walked])
     cache.frequencies['"w"'] = 4
@@ -126,18 +135,22 @@ def test_a_readers_edge_cache_gathers_runs_by_name_and_keeps_the_first_of_two_ad
     edges = EdgeCache()
     assert edges.unknown(np.array([4, 2, 4])).tolist() == [4, 2]
     # name 4: two edges (to 7 and 8), mentioned by 3 passages; name 2: one synonym edge;
-    # each target's strength over every edge (9's unknown)
+    # each target's strength over every edge, learnt by name (9: the store keeps none; 6: never learnt)
     edges.add(np.array([4, 2]), np.array([2, 1]), np.array([7, 8, 9]), np.array([1.0, 0.5, 0.25]),
-              np.array([0, 1, 2], dtype=np.int8), np.array([5.0, 6.0, np.nan]), np.array([3, 0]))
+              np.array([0, 1, 2], dtype=np.int8), np.array([3, 0]))
+    edges.learn(np.array([7, 8, 9]), np.array([5.0, 6.0, np.nan]))
     # a second recall read 2 again with 5 as well: 2 keeps what was added first
     edges.add(np.array([2, 5]), np.array([1, 2]), np.array([6, 1, 3]), np.array([9.0, 2.0, 2.0]),
-              np.array([2, 0, 0], dtype=np.int8), np.array([7.0, 8.0, 9.0]), np.array([0, 1]))
+              np.array([2, 0, 0], dtype=np.int8), np.array([0, 1]))
+    edges.learn(np.array([1, 3]), np.array([8.0, 9.0]))
+    assert edges.learned(np.array([9, 6, 1, 40])).tolist() == [True, False, True, False]
     assert len(edges) == 3 and edges.unknown(np.array([5, 4, 6])).tolist() == [6]
     lengths, targets, weights, kinds, totals, strength, passages = edges.gather(np.array([2, 5, 4]))
     assert lengths.tolist() == [1, 2, 2] and targets.tolist() == [9, 1, 3, 7, 8]
     assert weights.tolist() == [0.25, 2.0, 2.0, 1.0, 0.5] and kinds.tolist() == [2, 0, 0, 0, 1]
     np.testing.assert_array_equal(totals, [np.nan, 8.0, 9.0, 5.0, 6.0])
     assert strength.tolist() == [0.25, 4.0, 1.5] and passages.tolist() == [0, 1, 3]
+    assert edges.passage_counts(np.array([4, 6, 5, 99])).tolist() == [3, -1, 1, -1]  # -1: never fetched
 
 
 def test_a_read_started_ahead_is_taken_once_with_its_answer_or_its_error():
@@ -165,3 +178,34 @@ def test_a_read_started_ahead_is_taken_once_with_its_answer_or_its_error():
     assert ahead.take("a", read, 3) == 6  # taken once: asked again, it runs here
     assert [x for _, x in ran] == [1, 3] and ran[0][0].startswith("hippo-read-ahead")
     assert ran[1][0] == threading.current_thread().name and len(ahead) == 0
+
+
+def test_a_frontier_read_names_only_the_targets_the_cache_does_not_know():
+    """Targets come by element id: bound ones with a learnt strength are taken as they are, each other
+    one is looked up once (one round trip) and then bound, with its strength learnt first."""
+    from hippo.memory.store_cache import named_edges
+    from hippo.store.neo4j.reader import Edges
+
+    names, cache = Names(), EdgeCache()
+    owners = names.of(["p1", "e1"], np.array([True, False]))
+    names.bind(["k:e1"], owners[1:])
+    cache.learn(owners[1:], np.array([4.0]))
+    asked: list[list[str]] = []
+
+    def keyed(keys: list[str]) -> dict[str, tuple[str, float | None]]:
+        asked.append(keys)
+        return {"k:e2": ("e2", 7.0), "k:p2": ("p2", None), "k:e3": ("e3", 2.5)}
+
+    found = {"p1": Edges(["k:e1", "k:e2"], [], [], []),
+             "e1": Edges([], ["k:p2"], ["k:e2", "k:e2"], [("k:e3", 0.75)])}
+    lengths, targets, weights, kinds, passages = named_edges(names, cache, owners, found, keyed, 1.0, 2.0)
+    assert asked == [["k:e2", "k:p2", "k:e3"]]  # each unknown one once, in the order met
+    assert lengths.tolist() == [2, 4] and passages.tolist() == [0, 1]
+    assert [names.ids[t] for t in targets.tolist()] == ["e1", "e2", "p2", "e2", "e2", "e3"]
+    assert weights.tolist() == [1.0, 1.0, 1.0, 2.0, 2.0, 0.75] and kinds.tolist() == [1, 1, 1, 0, 0, 2]
+    assert names.passage[targets].tolist() == [False, False, True, False, False, False]
+    np.testing.assert_array_equal(cache.totals(targets), [4.0, 7.0, np.nan, 7.0, 7.0, 2.5])
+    named_edges(names, cache, owners, found, keyed, 1.0, 2.0)
+    assert len(asked) == 1  # all bound and learnt now: nothing more to ask
+    with pytest.raises(StoreError, match="gone from the store"):
+        named_edges(names, cache, owners, {"p1": Edges(["k:gone"], [], [], [])}, keyed, 1.0, 2.0)

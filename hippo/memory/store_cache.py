@@ -33,6 +33,7 @@ class Names:
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.index: dict[str, int] = {}
+        self.keys: dict[str, int] = {}  # a node's element id in the store -> its integer (``bind``)
         self.passage = np.zeros(0, dtype=bool)
         self._lock = threading.Lock()  # the recalls of one reader may run on several threads
 
@@ -57,6 +58,16 @@ class Names:
                 flags = np.broadcast_to(np.asarray(passage, dtype=bool), (len(ids),))
                 self.passage[np.array([found[i] for i in new])] = flags[np.array(new)]
             return np.array(found, dtype=np.int64)
+
+    def by_keys(self, keys: list[str]) -> np.ndarray:
+        """The integers of the nodes with these element ids, -1 for a node not bound yet."""
+        return np.fromiter(map(self.keys.get, keys, itertools.repeat(-1)), dtype=np.int64, count=len(keys))
+
+    def bind(self, keys: list[str], names: np.ndarray) -> None:
+        """Element ids to integers. An element id names one node while it exists, and hippo deletes
+        no passage and no entity, so a binding holds at every revision (``read_keyed_nodes.cypher``)."""
+        with self._lock:
+            self.keys.update(zip(keys, names.tolist(), strict=True))
 
 
 class NodeTable:
@@ -179,16 +190,16 @@ def _take(column: Column, at: np.ndarray | slice) -> np.ndarray:
 
 
 class EdgeCache:
-    """The visible edges of the nodes recalls fetched, by ``Names``, as runs (``Fetched``), each with
-    its target's strength over every edge (NaN: unknown), and each node's strength (the sum of its
-    visible edges' weights) and, for an entity, the visible passages mentioning it. A wave of 26k
-    cached nodes (a 2Wiki recall) is then a few array operations; as one small object per node,
+    """The visible edges of the nodes recalls fetched, by ``Names``, as runs (``Fetched``), each node's
+    strength (the sum of its visible edges' weights) and, for an entity, the visible passages
+    mentioning it; and the strength over every edge of each node a fetched edge reached (``learn``).
+    A wave of 26k cached nodes (a 2Wiki recall) is then a few array operations; as one small object per node,
     turning them into a recall's edges was most of its client CPU. Recalls of one reader may share
     it from several threads: reads and adds hold its lock."""
 
     def __init__(self) -> None:
         self.runs = Fetched()
-        self.totals = Column(np.float64)  # by edge, beside ``runs``' columns
+        self.total = Column(np.float64)  # by name: strength over every edge (NaN: not learnt; NONE: the store has none)
         self.strength, self.passages = Column(np.float64), Column(np.int64)
         self.uses = Column(np.int64)  # by name: the recalls that gathered its edges (``most_used``)
         self.nodes = 0
@@ -202,8 +213,35 @@ class EdgeCache:
         with self._lock:
             return self.runs.missing(names)
 
+    def learn(self, names: np.ndarray, totals: np.ndarray) -> None:
+        """The strengths over every edge of ``names`` (NaN: the store keeps none), as the store has them
+        at this cache's revision."""
+        with self._lock:
+            self._learn(names, totals)
+
+    def _learn(self, names: np.ndarray, totals: np.ndarray) -> None:
+        if len(names):
+            self.total.extend_to(int(names.max()) + 1, np.nan)
+            self.total[names] = np.where(np.isnan(totals), NONE, totals)
+
+    def learned(self, names: np.ndarray) -> np.ndarray:
+        """Whether the strength over every edge of each of ``names`` was learnt."""
+        total = self.total.values
+        known = names < len(total)
+        known[known] = ~np.isnan(total[names[known]])
+        return known
+
+    def totals(self, names: np.ndarray) -> np.ndarray:
+        """The strengths over every edge of ``names``, NaN where not learnt or the store keeps none."""
+        total = self.total.values
+        out = np.full(len(names), np.nan)
+        known = names < len(total)
+        found = total[names[known]]
+        out[known] = np.where(found == NONE, np.nan, found)
+        return out
+
     def add(self, names: np.ndarray, lengths: np.ndarray, targets: np.ndarray, weights: np.ndarray,
-            kinds: np.ndarray, totals: np.ndarray, passages: np.ndarray) -> None:
+            kinds: np.ndarray, passages: np.ndarray) -> None:
         """The edges of ``names`` (unknown before, each once), concatenated in their order."""
         with self._lock:
             fresh = self.runs.missing(names)
@@ -211,7 +249,7 @@ class EdgeCache:
                 keep = np.isin(names, fresh)
                 inside = np.repeat(keep, lengths)
                 names, lengths, passages = names[keep], lengths[keep], passages[keep]
-                targets, weights, kinds, totals = targets[inside], weights[inside], kinds[inside], totals[inside]
+                targets, weights, kinds = targets[inside], weights[inside], kinds[inside]
             if not len(names):
                 return
             top = int(names.max()) + 1
@@ -222,12 +260,11 @@ class EdgeCache:
                                                minlength=len(names))
             self.passages[names] = passages
             self.runs.add(names, lengths, targets, weights, kinds)
-            self.totals.append(totals)
             self.nodes += len(names)
 
     def without(self, names: np.ndarray, totals: np.ndarray) -> EdgeCache:
         """A copy without the edges of ``names`` (sorted), fetched again when a recall meets them, and
-        with ``totals`` as their strengths over every edge wherever another node's edge reaches them.
+        with ``totals`` as their strengths over every edge (NaN: the store keeps none).
         A copy, so a recall still running at the old revision adds what it read to the old cache
         only. The space dropped edges held stays counted in ``len`` until the full cache is cut down
         (``most_used`` keeps no dropped node)."""
@@ -237,15 +274,21 @@ class EdgeCache:
             for name in ("start", "length", "targets", "weights", "kinds"):
                 column = getattr(mine, name)
                 setattr(theirs, name, Column(column.values.dtype, column.values.copy()))
-            for name in ("totals", "strength", "passages", "uses"):
+            for name in ("total", "strength", "passages", "uses"):
                 column = getattr(self, name)
                 setattr(copy, name, Column(column.values.dtype, column.values.copy()))
             copy.nodes = self.nodes
-        targets = theirs.targets.values
-        at = np.flatnonzero(np.isin(targets, names))
-        copy.totals[at] = totals[np.searchsorted(names, targets[at])]
+        copy._learn(names, totals)
         theirs.length[names[names < len(theirs.length)]] = -1
         return copy
+
+    def passage_counts(self, names: np.ndarray) -> np.ndarray:
+        """The visible passages mentioning each of ``names`` where its edges were added, else -1."""
+        with self._lock:
+            fetched = self.runs.has(names)
+            out = np.full(len(names), -1, dtype=np.int64)
+            out[fetched] = self.passages.values[names[fetched]]
+            return out
 
     def gather(self, names: np.ndarray) -> tuple[np.ndarray, ...]:
         """Per name (all added before): its edges' lengths, then all their targets, weights, kinds and
@@ -258,8 +301,9 @@ class EdgeCache:
     def _gather(self, names: np.ndarray) -> tuple[np.ndarray, ...]:
         _, at = self.runs.positions(names)
         runs = self.runs
-        return (runs.length[names], _take(runs.targets, at), _take(runs.weights, at), _take(runs.kinds, at),
-                _take(self.totals, at), self.strength[names], self.passages[names])
+        targets = _take(runs.targets, at)
+        return (runs.length[names], targets, _take(runs.weights, at), _take(runs.kinds, at),
+                self.totals(targets), self.strength[names], self.passages[names])
 
     def most_used(self, keep: int) -> EdgeCache:
         """A copy holding the edges of the ``keep`` nodes the most recalls gathered (ties: the lower
@@ -269,33 +313,55 @@ class EdgeCache:
             names = np.flatnonzero(length >= 0)
             if len(names) > keep:
                 names = np.sort(names[np.argsort(-self.uses.values[names], kind="stable")[:keep]])
-            lengths, targets, weights, kinds, totals, _, passages = self._gather(names)
+            lengths, targets, weights, kinds, _, _, passages = self._gather(names)
             uses = self.uses.values[names] // 2
+            total = self.total.values.copy()
         copy = EdgeCache()
+        copy.total = Column(np.float64, total)  # what names stand for stays learnt: the names stay
         if len(names):
-            copy.add(names, lengths, targets, weights, kinds, totals, passages)
+            copy.add(names, lengths, targets, weights, kinds, passages)
             copy.uses[names] = uses
         return copy
 
 
-def edge_runs(names: Names, owners: np.ndarray, found: dict[str, Edges], mention_weight: float,
-              relation_weight: float) -> tuple[np.ndarray, ...]:
-    """The edges read for ``owners`` (``names`` integers) as ``EdgeCache.add`` takes them: targets as
-    ``names`` integers, weighted as in process (relation and mention weights, synonym scores)."""
-    empty = Edges([], [], [], [], [])
+NONE = -1.0  # ``EdgeCache.total`` of a node the store keeps no counters for (a store not migrated)
+
+
+Keyed = Callable[[list[str]], dict[str, tuple[str, float | None]]]  # ``Neo4jReader.keyed``, weighted
+
+
+def named_edges(names: Names, cache: EdgeCache, owners: np.ndarray, found: dict[str, Edges], keyed: Keyed,
+                mention_weight: float, relation_weight: float) -> tuple[np.ndarray, ...]:
+    """The edges read for ``owners`` (``names`` integers) as ``cache.add`` takes them: targets as
+    ``names`` integers, weighted as in process (relation and mention weights, synonym scores). Targets
+    come by element id; the ones not bound to a name yet, or whose strength over every edge ``cache``
+    has not learnt, are looked up at once (``keyed``: one round trip) and learnt."""
+    empty = Edges([], [], [], [])
     edges = [found.get(names.ids[n], empty) for n in owners.tolist()]
     counts = np.array([(len(e.entities), len(e.passages), len(e.relations), len(e.synonyms)) for e in edges],
                       dtype=np.int64).reshape(-1, 4)
     part = np.repeat(np.tile(np.arange(4), len(edges)), counts.ravel())  # 0-3: the four lists of Edges
-    targets = names.of(
-        list(itertools.chain.from_iterable(
-            itertools.chain(e.entities, e.passages, e.relations, (o for o, _ in e.synonyms)) for e in edges)),
-        part == 1)
+    keys = list(itertools.chain.from_iterable(
+        itertools.chain(e.entities, e.passages, e.relations, (o for o, _ in e.synonyms)) for e in edges))
+    targets = names.by_keys(keys)
+    bound = targets >= 0
+    bound[bound] = cache.learned(targets[bound])
+    if not bound.all():
+        unknown = np.flatnonzero(~bound).tolist()
+        ask = dict(zip((keys[i] for i in unknown), part[~bound] == 1, strict=True))
+        read = keyed(list(ask))
+        if any(key not in read for key in ask):
+            raise StoreError("a node a frontier read named is gone from the store; hippo deletes no passage "
+                             "and no entity, so something else wrote to this database")
+        ids, totals = zip(*(read[key] for key in ask), strict=True)
+        learnt = names.of(list(ids), np.fromiter(ask.values(), dtype=bool, count=len(ask)))
+        cache.learn(learnt, np.array([np.nan if t is None else t for t in totals], dtype=np.float64))
+        names.bind(list(ask), learnt)  # after ``learn``: a name bound is a strength learnt
+        targets[unknown] = names.by_keys([keys[i] for i in unknown])
     weights = np.array([mention_weight, mention_weight, relation_weight, 0.0])[part]
     weights[part == 3] = [w for e in edges for _, w in e.synonyms]
     kinds = np.array([MENTION, MENTION, RELATION, SYNONYM], dtype=np.int8)[part]
-    totals = np.array([np.nan if x is None else x for e in edges for x in e.strengths], dtype=np.float64)
-    return counts.sum(axis=1), targets, weights, kinds, totals, counts[:, 1]
+    return counts.sum(axis=1), targets, weights, kinds, counts[:, 1]
 
 
 KEPT = 2  # a full ``ReaderCache`` keeps its most used nodes, a 1/KEPT share of its capacity (``_kept``)

@@ -13,15 +13,17 @@ through a ``hippo.store.neo4j.reader.Neo4jReader``:
   here over the reader's own statistics (``store_words``);
 - PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, with the in-process weights
   (relation and mention weights, synonym scores): a wave pushes the nodes whose edges this
-  recall read first, and reads the others' in one round trip once none are. A node's strength only
+  recall read first, and reads the others' in one round trip once none are. A wave's read names
+  its targets by element id; the ones the reader's cache has not bound to a record id yet are
+  looked up in one more round trip (``store_cache.named_edges``). A node's strength only
   schedules pushes. For a reader of every space in a store with nothing forgotten it is, as in
-  process, its strength over every edge (the degree counters, read with the edges that reach
-  the node), and a node that walk would not push is never read (at 100k passages, a quarter of
-  the nodes). For any other reader it is the sum of its visible edges once fetched, and 1
-  before (a lower bound), so that walk depends on what the reader sees alone: a hidden or
-  forgotten passage, or whether one exists, moves nothing. On a small graph
-  (``ppr_exact_max_edges``), as in process, the exact power iteration over the visible part
-  the reset can reach;
+  process, its strength over every edge (the degree counters, learnt with the node's record id
+  and kept by the reader's cache for its revision), and a node that walk would not push is never
+  read (at 100k passages, a quarter of the nodes). For any other reader it is the sum of its
+  visible edges once fetched, and 1 before (a lower bound), so that walk depends on what the
+  reader sees alone: a hidden or forgotten passage, or whether one exists, moves nothing. On a
+  small graph (``ppr_exact_max_edges``), as in process, the exact power iteration over the
+  visible part the reset can reach;
 - names, texts, counts, mentions and facts by id.
 """
 
@@ -38,7 +40,7 @@ from hippo.graph.view import Solver
 from hippo.memory.ahead import Ahead
 from hippo.memory.names import spelled_name
 from hippo.memory.source import Nearest, answered
-from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache, edge_runs
+from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache, named_edges
 from hippo.memory.store_words import keyword_scores, start_keyword_reads, title_seeds
 from hippo.store import Store
 from hippo.store.base import Spaces
@@ -112,6 +114,10 @@ class StoreSource:
         missing = [h for h in nodes.tolist() if h not in count and not passage[h]]
         if missing:
             ask = sorted(set(missing) | {h for h in self._want_counts if h not in count})
+            # an entity whose edges a recall of this reader fetched at this revision: counted then
+            known = self._edges.passage_counts(self.table.named[np.array(ask, dtype=np.int64)])
+            count.update((h, c) for h, c in zip(ask, known.tolist(), strict=True) if c >= 0)
+            ask = [h for h in ask if h not in count]
             found = self.reader.entity_counts(self.record_ids(ask))
             for h in ask:
                 count[h] = found.get(self.table.ids[h], 0)
@@ -130,10 +136,9 @@ class StoreSource:
         if len(ask):
             ids, passage = t.names.ids, t.names.passage[ask]
             found = self.reader.neighbours([ids[n] for n in ask[passage].tolist()],
-                                           [ids[n] for n in ask[~passage].tolist()],
-                                           mention_weight=self.mention_weight, relation_weight=self.relation_weight,
-                                           everything=self._sees_everything)
-            self._edges.add(ask, *edge_runs(t.names, ask, found, self.mention_weight, self.relation_weight))
+                                           [ids[n] for n in ask[~passage].tolist()], everything=self._sees_everything)
+            self._edges.add(ask, *named_edges(t.names, self._edges, ask, found, self._keyed, self.mention_weight,
+                                              self.relation_weight))
         lengths, targets, weights, kinds, totals, strength, passages = self._edges.gather(names)
         # one lookup for every target of the wave; handles are still numbered in the order met
         handles = t.of_names(targets)
@@ -146,6 +151,9 @@ class StoreSource:
             self._total = np.concatenate([self._total, np.full(grow, np.nan)])
         self._strength[missing] = strength
         self._total[handles] = totals  # learnt from the edges this recall read: the same with a cold cache
+
+    def _keyed(self, keys: list[str]) -> dict[str, tuple[str, float | None]]:
+        return self.reader.keyed(keys, mention_weight=self.mention_weight, relation_weight=self.relation_weight)
 
     def mentions(self, passage: int) -> np.ndarray:
         if not self.table.passage[passage]:

@@ -75,14 +75,13 @@ class Statistics:
 
 @dataclass(frozen=True)
 class Edges:
-    """The visible edges at one node: targets (ids), their kind and weight, and each target's strength
-    over every edge, visible or not (None: a store without degree counters)."""
+    """The visible edges at one node: targets by element id (``keyed`` reads what a caller does not
+    know of them), by kind; synonyms with their scores."""
 
     entities: list[str]  # mentioned by a passage
     passages: list[str]  # mentioning an entity
     relations: list[str]  # other ends of facts (one per fact)
     synonyms: list[tuple[str, float]]
-    strengths: list[float | None]  # of entities, passages, relations, synonyms' targets, in that order
 
 
 def cosine(score: float) -> float:
@@ -226,31 +225,39 @@ class Neo4jReader:
 
     # -- the graph -----------------------------------------------------------------------
 
-    def neighbours(self, passages: list[str], entities: list[str], *, mention_weight: float = 1.0,
-                   relation_weight: float = 1.0, everything: bool = False) -> dict[str, Edges]:
-        """The visible edges at a frontier of passages and entities (one push wave); the weights are
-        those the targets' strengths are summed with. ``everything``: the caller knows the reader sees
-        every space of a store with nothing forgotten (the degree counters then say what is visible)."""
+    def neighbours(self, passages: list[str], entities: list[str], *, everything: bool = False) -> dict[str, Edges]:
+        """The visible edges at a frontier of passages and entities (one push wave), their targets by
+        element id. ``everything``: the caller knows the reader sees every space of a store with
+        nothing forgotten (the degree counters then say what is visible)."""
         if not passages and not entities:
             return {}
-        weights = {"mention_weight": mention_weight, "relation_weight": relation_weight,
-                   "everything": everything and self.spaces is None}
+        everything = everything and self.spaces is None
         parts = min(self.parts, (len(passages) + len(entities)) // SPLIT_FROM + 1)
         if parts == 1:
-            return self._neighbours(passages, entities, weights)
+            return self._neighbours(passages, entities, everything)
         # One statement runs on one core of the server: a wide frontier is read as ``parts`` statements
         # side by side, each every ``parts``-th node, so the hubs a frontier holds spread over them.
         found: dict[str, Edges] = {}
-        for edges in PARTS.map(lambda i: self._neighbours(passages[i::parts], entities[i::parts], weights),
+        for edges in PARTS.map(lambda i: self._neighbours(passages[i::parts], entities[i::parts], everything),
                                range(parts)):
             found.update(edges)
         return found
 
-    def _neighbours(self, passages: list[str], entities: list[str], weights: dict[str, Any]) -> dict[str, Edges]:
+    def _neighbours(self, passages: list[str], entities: list[str], everything: bool) -> dict[str, Edges]:
         rows = self._read("read_neighbours", "reading a frontier's edges", passages=passages, entities=entities,
-                          **weights)
-        return {owner: Edges(mentioned, mentioning, related, [(o, float(s)) for o, s in synonyms], strengths)
-                for owner, mentioned, mentioning, related, synonyms, strengths in (rows[0]["edges"] if rows else [])}
+                          everything=everything)
+        return {owner: Edges(mentioned, mentioning, related, [(o, float(s)) for o, s in synonyms])
+                for owner, mentioned, mentioning, related, synonyms in (rows[0]["edges"] if rows else [])}
+
+    def keyed(self, keys: list[str], *, mention_weight: float = 1.0,
+              relation_weight: float = 1.0) -> dict[str, tuple[str, float | None]]:
+        """element id -> (record id, strength over every edge, as ``strengths`` gives it) of each node
+        ``neighbours`` named."""
+        if not keys:
+            return {}
+        rows = self._read("read_keyed_nodes", "naming a frontier's targets", keys=keys, mention_weight=mention_weight,
+                          relation_weight=relation_weight)
+        return {key: (rid, strength) for key, rid, strength in (rows[0]["nodes"] if rows else [])}
 
     def nodes(self, ids: list[str]) -> dict[str, tuple[bool, int]]:
         """id -> (is a passage, visible passages mentioning it) for the visible ones among ``ids``."""
