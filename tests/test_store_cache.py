@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from hippo.errors import StoreError
-from hippo.memory.store_cache import EdgeCache, Fetched, Names, NodeTable, ReaderCache
+from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, ReaderCache
+from hippo.memory.store_names import Names
 
 
 def test_names_intern_each_id_once_and_remember_which_are_passages():
@@ -183,7 +184,7 @@ def test_a_read_started_ahead_is_taken_once_with_its_answer_or_its_error():
 def test_a_frontier_read_names_only_the_targets_the_cache_does_not_know():
     """Targets come by element id: bound ones with a learnt strength are taken as they are, each other
     one is looked up once (one round trip) and then bound, with its strength learnt first."""
-    from hippo.memory.store_cache import named_edges
+    from hippo.memory.store_names import named_edges
     from hippo.store.neo4j.reader import Edges
 
     names, cache = Names(), EdgeCache()
@@ -192,7 +193,8 @@ def test_a_frontier_read_names_only_the_targets_the_cache_does_not_know():
     cache.learn(owners[1:], np.array([4.0]))
     asked: list[list[str]] = []
 
-    def keyed(keys: list[str]) -> dict[str, tuple[str, float | None]]:
+    def keyed(keys: list[str], *, mention_weight: float, relation_weight: float) -> dict[str, tuple[str, float | None]]:
+        assert (mention_weight, relation_weight) == (1.0, 2.0)  # the strengths are summed with the walk's weights
         asked.append(keys)
         return {"k:e2": ("e2", 7.0), "k:p2": ("p2", None), "k:e3": ("e3", 2.5)}
 

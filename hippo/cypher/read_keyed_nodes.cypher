@@ -2,7 +2,7 @@
 // did not know: each one's record id and strength over every edge, by the expressions
 // read_strengths.cypher uses (so the same floats; null in a store not migrated to the counters).
 // An element id names one node for as long as it exists, and hippo never deletes a passage or an
-// entity, so a reader keeps what it learnt here across revisions (hippo.memory.store_cache.Names).
+// entity, so a reader keeps what it learnt here across revisions (hippo.memory.store_names.Names).
 // $keys: [element id], $mention_weight, $relation_weight
 UNWIND $keys AS key
 MATCH (n) WHERE elementId(n) = key

@@ -1,29 +1,25 @@
 """``StoreSource``: the ``RecallSource`` served from the store by queries (``HIPPO_NEO4J_READ=store``).
 
-Nothing of the graph is kept in the process beyond bounded caches: one source
-per recall holds the handles of the nodes and facts that recall touched
-(``NodeTable``, at most ``neo4j_read_nodes``), and the recalls of one reader
-(one set of spaces) share the visible edges they fetched (``ReaderCache``, at
-most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads,
-through a ``hippo.store.neo4j.reader.Neo4jReader``:
+Nothing of the graph is kept in the process beyond bounded caches: one source per recall holds the
+handles of the nodes and facts that recall touched (``NodeTable``, at most ``neo4j_read_nodes``), and
+the recalls of one reader (one set of spaces) share the visible edges they fetched (``ReaderCache``, at
+most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads, through a
+``hippo.store.neo4j.reader.Neo4jReader``:
 
 - candidates per family from the vector indexes, visible ones only, widened
   until the true top k is found (the reader's docstring says how);
 - keyword scores: the full-text index proposes candidates, and BM25 is computed
   here over the reader's own statistics (``store_words``);
-- PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, with the in-process weights
-  (relation and mention weights, synonym scores): a wave pushes the nodes whose edges this
-  recall read first, and reads the others' in one round trip once none are. A wave's read names
-  its targets by element id; the ones the reader's cache has not bound to a record id yet are
-  looked up in one more round trip (``store_cache.named_edges``). A node's strength only
-  schedules pushes. For a reader of every space in a store with nothing forgotten it is, as in
-  process, its strength over every edge (the degree counters, learnt with the node's record id
-  and kept by the reader's cache for its revision), and a node that walk would not push is never
-  read (at 100k passages, a quarter of the nodes). For any other reader it is the sum of its
-  visible edges once fetched, and 1 before (a lower bound), so that walk depends on what the
-  reader sees alone: a hidden or forgotten passage, or whether one exists, moves nothing. On a
-  small graph (``ppr_exact_max_edges``), as in process, the exact power iteration over the
-  visible part the reset can reach;
+- PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, with the in-process weights (relation and
+  mention weights, synonym scores): a wave pushes the nodes whose edges this recall read first, and
+  reads the others' in one round trip once none are; its targets come by element id, and those the
+  reader's cache has not met are named in one more (``named_edges``). A node's strength only schedules
+  pushes. For a reader of every space in a store with nothing forgotten it is, as in process, its
+  strength over every edge (the degree counters, learnt with its name), and a node that walk would not
+  push is never read (at 100k passages, a quarter of the nodes). For any other reader it is the sum of
+  its visible edges once fetched, and 1 before (a lower bound), so that walk depends on what the reader
+  sees alone: a hidden or forgotten passage, or whether one exists, moves nothing. On a small graph
+  (``ppr_exact_max_edges``), as in process, the exact power iteration over what the reset can reach;
 - names, texts, counts, mentions and facts by id.
 """
 
@@ -40,7 +36,8 @@ from hippo.graph.view import Solver
 from hippo.memory.ahead import Ahead
 from hippo.memory.names import spelled_name
 from hippo.memory.source import Nearest, answered
-from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache, named_edges
+from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache
+from hippo.memory.store_names import named_edges
 from hippo.memory.store_words import keyword_scores, start_keyword_reads, title_seeds
 from hippo.store import Store
 from hippo.store.base import Spaces
@@ -114,13 +111,11 @@ class StoreSource:
         missing = [h for h in nodes.tolist() if h not in count and not passage[h]]
         if missing:
             ask = sorted(set(missing) | {h for h in self._want_counts if h not in count})
-            # an entity whose edges a recall of this reader fetched at this revision: counted then
-            known = self._edges.passage_counts(self.table.named[np.array(ask, dtype=np.int64)])
-            count.update((h, c) for h, c in zip(ask, known.tolist(), strict=True) if c >= 0)
-            ask = [h for h in ask if h not in count]
-            found = self.reader.entity_counts(self.record_ids(ask))
-            for h in ask:
-                count[h] = found.get(self.table.ids[h], 0)
+            # an entity whose edges a recall of this reader fetched at this revision was counted then
+            known = self._edges.passage_counts(self.table.named[np.array(ask, dtype=np.int64)]).tolist()
+            found = self.reader.entity_counts([self.table.ids[h] for h, c in zip(ask, known, strict=True) if c < 0])
+            for h, c in zip(ask, known, strict=True):
+                count[h] = c if c >= 0 else found.get(self.table.ids[h], 0)
             self._want_counts.clear()
         return np.array([0 if passage[h] else count[h] for h in nodes.tolist()], dtype=np.float64)
 
@@ -137,7 +132,7 @@ class StoreSource:
             ids, passage = t.names.ids, t.names.passage[ask]
             found = self.reader.neighbours([ids[n] for n in ask[passage].tolist()],
                                            [ids[n] for n in ask[~passage].tolist()], everything=self._sees_everything)
-            self._edges.add(ask, *named_edges(t.names, self._edges, ask, found, self._keyed, self.mention_weight,
+            self._edges.add(ask, *named_edges(t.names, self._edges, ask, found, self.reader.keyed, self.mention_weight,
                                               self.relation_weight))
         lengths, targets, weights, kinds, totals, strength, passages = self._edges.gather(names)
         # one lookup for every target of the wave; handles are still numbered in the order met
@@ -151,9 +146,6 @@ class StoreSource:
             self._total = np.concatenate([self._total, np.full(grow, np.nan)])
         self._strength[missing] = strength
         self._total[handles] = totals  # learnt from the edges this recall read: the same with a cold cache
-
-    def _keyed(self, keys: list[str]) -> dict[str, tuple[str, float | None]]:
-        return self.reader.keyed(keys, mention_weight=self.mention_weight, relation_weight=self.relation_weight)
 
     def mentions(self, passage: int) -> np.ndarray:
         if not self.table.passage[passage]:
