@@ -2,9 +2,9 @@
 under one error guard that turns driver and server errors into one line a person can act on.
 
 Statements are files (``hippo/cypher/<name>.cypher``, read by ``hippo.store.cypher``). Every
-statement runs in a managed transaction: reads in read transactions (``execute_read``: on a
-cluster, routed to a follower or read replica), writes and schema changes in write transactions
-(``execute_write``: routed to the leader), each run again from the start on a transient error
+statement runs in a managed transaction: reads in read transactions (``execute_query`` with READ
+routing: on a cluster, sent to a follower or read replica), writes and schema changes in write
+transactions (routed to the leader), each run again from the start on a transient error
 or a leader change, for up to ``max_retry_time`` seconds. ``neo4j://`` and ``neo4j+s://`` (Aura)
 URLs route; ``bolt://`` talks to one server.
 """
@@ -153,12 +153,13 @@ class Connection:
     def _run(self, name: str, doing: str, *, write: bool, **params: Any) -> list[Any]:
         query = cypher(name)
 
-        def work(tx: Any) -> list[Any]:
-            return list(tx.run(query, params))
+        routing = neo4j.RoutingControl.WRITE if write else neo4j.RoutingControl.READ
 
         def run() -> list[Any]:
-            with self.session() as session:
-                return (session.execute_write if write else session.execute_read)(work)
+            # ``execute_query`` sends BEGIN with the statement (a session's ``execute_read`` waits for
+            # BEGIN's answer first): one round trip fewer a statement, same routing, bookmarks, retries.
+            return self.driver.execute_query(query, params, routing_=routing, database_=self.database,
+                                             bookmark_manager_=self.bookmarks, result_transformer_=list)
 
         return self.guard(doing, run)
 
