@@ -71,8 +71,10 @@ def _memory(path: Path, **settings: Any):
 # -- building ----------------------------------------------------------------------
 
 
-def build(size: int, store_dir: Path) -> dict[str, Any]:
-    """Index ``size`` synthetic passages into ``store_dir/scale-<size>.db`` (resuming a partial build)."""
+def build(size: int, store_dir: Path, hours: float | None = None) -> dict[str, Any]:
+    """Index ``size`` synthetic passages into ``store_dir/scale-<size>.db`` (resuming a partial build).
+    ``hours``: stop after the chunk that passes this much time, closed cleanly; the next call resumes
+    (a 1M-passage store takes longer to build than one sitting)."""
     path = store_dir / f"scale-{size}.db"
     record_path = path.with_suffix(".build.json")
     record = json.loads(record_path.read_text()) if record_path.exists() else {"seconds": 0.0, "chunks": 0}
@@ -82,6 +84,7 @@ def build(size: int, store_dir: Path) -> dict[str, Any]:
     log(f"{size:,}: building at {path} ({have:,} passages stored)")
     start = time.perf_counter()
     cpu = time.process_time()
+    done = have
     for first in range(have - have % CHUNK, size, CHUNK):
         memory.index(corpus.documents(first, first + CHUNK))
         record["chunks"] += 1
@@ -89,13 +92,17 @@ def build(size: int, store_dir: Path) -> dict[str, Any]:
         if record["chunks"] % 10 == 0 or done == size:
             elapsed = record["seconds"] + time.perf_counter() - start
             log(f"  {done:,} passages, {elapsed:.0f}s, peak RSS {_peak_mb():.0f} MB, load {os.getloadavg()[0]:.1f}")
-    state = memory.engine.state
-    for _, index in state.vector_indexes():  # a store built before graphs were calibrated as they grew
-        index.calibrate()
+        if hours is not None and time.perf_counter() - start > 3600 * hours and done < size:
+            log(f"  stopping at {done:,} passages after {hours} h; run again to resume")
+            break
+    if done >= size:
+        for _, index in memory.engine.state.vector_indexes():  # a store built before graphs were calibrated
+            index.calibrate()                                  # as they grew
     memory.close()  # folds the journal (and any calibration) into the saved state
     record["seconds"] += time.perf_counter() - start
     record["cpu_seconds"] = record.get("cpu_seconds", 0.0) + time.process_time() - cpu
     record["peak_rss_mb"] = max(record.get("peak_rss_mb", 0.0), _peak_mb())
+    record["passages"] = done
     record_path.write_text(json.dumps(record))
     return record
 
@@ -422,6 +429,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--store-dir", type=Path, default=STORE_DIR)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--build-only", action="store_true", help="build (or finish) the stores, measure nothing")
+    parser.add_argument("--build-hours", type=float, help="build each store for at most this long (after the "
+                        "chunk that passes it), then stop; a later run resumes it")
     parser.add_argument("--real", action="append", default=[], metavar="DATASET=STORE",
                         help="also measure a real tuning set's saved store (open, recall of its questions)")
     parser.add_argument("--measure-one", type=int, help=argparse.SUPPRESS)  # the child process
@@ -458,8 +467,11 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         return []
     rows = []
     for size in sorted(args.sizes):
-        record = build(size, args.store_dir)
+        record = build(size, args.store_dir, args.build_hours)
         if args.build_only:
+            continue
+        if record["passages"] < size:
+            log(f"{size:,}: {record['passages']:,} passages built so far; not measured")
             continue
         log(f"{size:,}: measuring in a fresh process")
         row = _child(["--measure-one", str(size), "--store-dir", str(args.store_dir), "--queries", str(args.queries)])
