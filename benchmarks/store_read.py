@@ -13,10 +13,11 @@ entry per run name, kept across runs) and the whole file as
 - ``speed``: a synthetic scale store bulk-loaded into Neo4j (``--size``, the
   stores of ``benchmarks/scale.py``), each mode in a fresh process: open time,
   RSS after opening and after the recalls, recall p50/p95 without the query
-  embedding, round trips per recall.
+  embedding, round trips per recall; with ``--server-pid`` (a Neo4j on this machine)
+  the CPU a recall takes in the client and in Neo4j.
 
     python benchmarks/store_read.py quality --dataset hipporag_musique_train100 --store bolt://127.0.0.1:7722
-    python benchmarks/store_read.py speed --size 100000 --store bolt://127.0.0.1:7732
+    python benchmarks/store_read.py speed --size 100000 --store bolt://127.0.0.1:7732 [--server-pid PID]
     python benchmarks/store_read.py serve --dataset hipporag_musique_train100 --store bolt://127.0.0.1:7722
 
 - ``serve``: N ``hippo serve --http`` processes over the one Neo4j (a QA set loaded as for
@@ -192,9 +193,17 @@ def clues(dataset_name: str, store: str, limit: int | None) -> dict[str, Any]:
 # -- speed ----------------------------------------------------------------------------
 
 
-def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10) -> dict[str, Any]:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process on this machine (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10,
+                server_pid: int | None = None) -> dict[str, Any]:
     """One mode, in this (fresh) process: open, warm up (``warm`` recalls: a long-running server's
-    caches), recall ``queries`` synthetic questions."""
+    caches), recall ``queries`` synthetic questions. ``server_pid``: a Neo4j on this machine, whose
+    CPU time over the recalls is recorded beside this process's."""
     import hippo
     from benchmarks.synthetic import (
         SyntheticCorpus,
@@ -220,6 +229,7 @@ def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10) 
         memory.recall(q)
     statements_before = memory.store_reads.statements() if memory.store_reads is not None else {}
     took, cpu, trips, stages = [], [], [], {"seeds": [], "ppr": [], "readout": []}
+    server_cpu, clock = (_cpu_seconds(server_pid) if server_pid else 0.0), time.perf_counter()
     for q in asked[warm:]:
         before, c = _round_trips(memory), time.process_time()
         result = memory.recall(q, n=5, k=HITS)
@@ -228,10 +238,14 @@ def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10) 
         trips.append(_round_trips(memory) - before)
         for key, values in stages.items():
             values.append(1000 * result.timings.get(key, 0.0))
+    spent = {"wall": time.perf_counter() - clock, "client": sum(cpu) / 1000}
+    if server_pid:
+        spent["server"] = _cpu_seconds(server_pid) - server_cpu
     row = {"mode": mode, "open_s": round(open_s, 3), "rss_mb_before_open": rss_before, "rss_mb_open": rss_open,
            "rss_mb_after": _rss_mb(), "recall_ms": percentiles(took), "recall_cpu_ms": percentiles(cpu),
            "stages_p50_ms": {k: float(np.median(v)) for k, v in stages.items()},
-           "round_trips": percentiles(trips), "load_average": [round(x, 2) for x in os.getloadavg()]}
+           "round_trips": percentiles(trips), "load_average": [round(x, 2) for x in os.getloadavg()],
+           "mean_ms_per_recall": {k: round(1000 * v / queries, 1) for k, v in spent.items()}}
     if memory.store_reads is not None:
         row["statements"] = _per_recall(statements_before, memory.store_reads.statements(), queries)
     memory.close()
@@ -263,9 +277,10 @@ def by_fresh_process(command: str, modes: Sequence[str], *args: str) -> dict[str
     return rows
 
 
-def speed(size: int, store: str, queries: int, modes: Sequence[str], warm: int = 10) -> dict[str, Any]:
+def speed(size: int, store: str, queries: int, modes: Sequence[str], warm: int = 10,
+          server_pid: int | None = None) -> dict[str, Any]:
     by_mode = by_fresh_process("speed-child", modes, "--size", str(size), "--store", store, "--queries", str(queries),
-                               "--warm", str(warm))
+                               "--warm", str(warm), *(["--server-pid", str(server_pid)] if server_pid else []))
     ratio = None
     if {"memory", "store"} <= by_mode.keys():
         ratio = by_mode["store"]["recall_ms"]["p50"] / by_mode["memory"]["recall_ms"]["p50"]
@@ -507,6 +522,15 @@ def render(runs: dict[str, Any]) -> str:
         parts += [f"store p50 / in-process p50 at {r['passages']} after {r.get('warm', 10)} recalls: "
                   f"{r['store_over_memory_p50']:.2f}"
                   for r in speed_rows if r["store_over_memory_p50"]] + [""]
+        spent = [(r, m) for r in speed_rows for m in r["modes"].values() if "server" in m.get("mean_ms_per_recall", {})]
+        if spent:
+            parts += ["CPU a recall takes, mean, on this machine (the client and Neo4j share its cores: a recall "
+                      "takes at least their sum over the cores in wall time):", "",
+                      markdown_table(["passages", "warm-up recalls", "mode", "wall ms", "client CPU ms",
+                                      "Neo4j CPU ms", "cores busy"],
+                                     [[r["passages"], r.get("warm", 10), m["mode"], t["wall"], t["client"], t["server"],
+                                       f"{(t['client'] + t['server']) / t['wall']:.2f}"]
+                                      for r, m in spent for t in [m["mean_ms_per_recall"]]]), ""]
         for r in speed_rows:
             statements = r["modes"].get("store", {}).get("statements")
             if statements:
@@ -585,6 +609,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         s.add_argument("--queries", type=int, default=100)
         s.add_argument("--warm", type=int, default=10, help="recalls before measuring (a long-running server's caches)")
         s.add_argument("--mode", nargs="*", default=["store", "memory"])
+        s.add_argument("--server-pid", type=int, help="the Neo4j's process, when it runs on this machine: its CPU "
+                       "time a recall is recorded (scripts/neo4j writes it to $HIPPO_NEO4J_HOME/run/neo4j.pid)")
     w = sub.add_parser("serve")
     w.add_argument("--dataset", default="hipporag_musique_train100")
     w.add_argument("--store", required=True)
@@ -617,9 +643,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.command == "writes-child":
         print(json.dumps(writes_child(args.store, args.mode[0], args.writes)))
     elif args.command == "speed":
-        save(speed(args.size, args.store, args.queries, args.mode, args.warm), args.out)
+        save(speed(args.size, args.store, args.queries, args.mode, args.warm, args.server_pid), args.out)
     else:
-        print(json.dumps(speed_child(args.size, args.store, args.mode[0], args.queries, args.warm)))
+        print(json.dumps(speed_child(args.size, args.store, args.mode[0], args.queries, args.warm, args.server_pid)))
 
 
 if __name__ == "__main__":
