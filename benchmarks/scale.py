@@ -73,8 +73,8 @@ def _memory(path: Path, **settings: Any):
 
 def build(size: int, store_dir: Path, hours: float | None = None) -> dict[str, Any]:
     """Index ``size`` synthetic passages into ``store_dir/scale-<size>.db`` (resuming a partial build).
-    ``hours``: stop after the chunk that passes this much time, closed cleanly; the next call resumes
-    (a 1M-passage store takes longer to build than one sitting)."""
+    ``hours``: start no chunk after this much time (0: build nothing, measure what is there), close the
+    store cleanly; the next call resumes (a 1M-passage store takes longer to build than one sitting)."""
     path = store_dir / f"scale-{size}.db"
     record_path = path.with_suffix(".build.json")
     record = json.loads(record_path.read_text()) if record_path.exists() else {"seconds": 0.0, "chunks": 0}
@@ -86,15 +86,15 @@ def build(size: int, store_dir: Path, hours: float | None = None) -> dict[str, A
     cpu = time.process_time()
     done = have
     for first in range(have - have % CHUNK, size, CHUNK):
+        if hours is not None and time.perf_counter() - start >= 3600 * hours:
+            log(f"  stopping at {done:,} passages after {hours} h; run again to resume")
+            break
         memory.index(corpus.documents(first, first + CHUNK))
         record["chunks"] += 1
         done = min(first + CHUNK, size)
         if record["chunks"] % 10 == 0 or done == size:
             elapsed = record["seconds"] + time.perf_counter() - start
             log(f"  {done:,} passages, {elapsed:.0f}s, peak RSS {_peak_mb():.0f} MB, load {os.getloadavg()[0]:.1f}")
-        if hours is not None and time.perf_counter() - start > 3600 * hours and done < size:
-            log(f"  stopping at {done:,} passages after {hours} h; run again to resume")
-            break
     if done >= size:
         for _, index in memory.engine.state.vector_indexes():  # a store built before graphs were calibrated
             index.calibrate()                                  # as they grew
@@ -429,8 +429,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--store-dir", type=Path, default=STORE_DIR)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--build-only", action="store_true", help="build (or finish) the stores, measure nothing")
-    parser.add_argument("--build-hours", type=float, help="build each store for at most this long (after the "
-                        "chunk that passes it), then stop; a later run resumes it")
+    parser.add_argument("--build-hours", type=float, help="start no chunk of a store's build after this long "
+                        "(0: measure a partial store as it stands); a later run resumes it")
     parser.add_argument("--real", action="append", default=[], metavar="DATASET=STORE",
                         help="also measure a real tuning set's saved store (open, recall of its questions)")
     parser.add_argument("--measure-one", type=int, help=argparse.SUPPRESS)  # the child process
