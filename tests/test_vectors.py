@@ -1,5 +1,6 @@
 """Vector search per space: exact while small, HNSW above; visibility inside the search, never after it."""
 
+import faiss
 import numpy as np
 import pytest
 
@@ -337,3 +338,32 @@ def test_calibration_stops_where_a_wider_walk_finds_no_more():
                               for (_, got), q in zip(found, queries, strict=True)]))
 
     assert recall(stopping.ef) >= recall(walking.ef) - 0.03
+
+
+@pytest.mark.parametrize("file", ["as mapped", "replaced", "gone"])
+def test_a_mapped_graph_grows_from_one_copy_of_its_file_and_never_from_another_file(tmp_path, monkeypatch, file):
+    """Growing a mapped graph needs an owned copy. While its file is the one it was mapped from, the copy
+    is read from it (one copy in memory, not ``serialize_index``'s two); a file replaced or removed since
+    is never read: the mapped graph is copied instead, and keeps its own rows."""
+    rng = np.random.default_rng(12)
+    vectors = _clustered(rng, 1_400)
+    labels = np.arange(len(vectors))
+    settings = AnnSettings(exact_max=100)
+    path = tmp_path / "graph.faiss"
+    faiss.write_index(HnswShard.built(labels[:1_000], vectors.__getitem__, settings).index, str(path))
+    shard = HnswShard.mapped_from(str(path), settings, ef=64, near_ef=32)
+    if file == "replaced":  # another graph under the same name (another process folded the state)
+        other = HnswShard.built(labels[1_000:1_300], vectors.__getitem__, settings)
+        faiss.write_index(other.index, str(tmp_path / "other.faiss"))
+        (tmp_path / "other.faiss").replace(path)
+    elif file == "gone":
+        path.unlink()
+    copies = []
+    serialize = faiss.serialize_index
+    monkeypatch.setattr(faiss, "serialize_index", lambda index: copies.append(1) or serialize(index))
+    shard.add(labels[1_300:], vectors[1_300:])
+    assert not shard.mapped and copies == ([] if file == "as mapped" else [1])
+    held = np.sort(faiss.vector_to_array(shard.index.id_map))
+    assert held.tolist() == labels[:1_000].tolist() + labels[1_300:].tolist()
+    (_, found), = shard.search(vectors[1_350][None, :], 1, vectors.__getitem__)
+    assert found.tolist() == [1_350]

@@ -83,6 +83,12 @@ CHUNK = 65_536  # vectors gathered at a time when building a graph (each chunk s
 NEAR_FROM = 16  # the narrowest walk a near (synonym) search is calibrated from: its neighbours are close
 
 
+def _identity(path: str) -> tuple[int, int, int, int]:
+    """Which file a path names now: a file replaced under the same name differs in one of these."""
+    stat = os.stat(path)
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
 def _top(scores: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k best (scores, labels) of one query, best first; ties by label."""
     if len(scores) > k:
@@ -187,6 +193,7 @@ class HnswShard:
             self._dead[dead] = True
         self._dead_count = int(self._dead.values.sum())
         self._selector = None
+        self._source: tuple[str, tuple[int, int, int, int]] | None = None  # a mapped graph's file, and which
 
     @classmethod
     def built(cls, labels: np.ndarray, gather: Gather, settings: AnnSettings) -> HnswShard:
@@ -285,15 +292,31 @@ class HnswShard:
         """A saved graph, memory-mapped: its codes and links stay in the file's pages (clean page cache
         the kernel may drop), not in the process's own memory, and opening reads nothing of it.
         ``calibrated``, ``linked``, ``one_ef``: as saved (0, None when saved before they were kept)."""
-        return cls(faiss.read_index(path, faiss.IO_FLAG_MMAP_IFC), settings, ef, near_ef, dead=dead, mapped=True,
-                   calibrated=calibrated, linked=linked, one_ef=one_ef)
+        shard = cls(faiss.read_index(path, faiss.IO_FLAG_MMAP_IFC), settings, ef, near_ef, dead=dead, mapped=True,
+                    calibrated=calibrated, linked=linked, one_ef=one_ef)
+        shard._source = (path, _identity(path))
+        return shard
+
+    def _owned(self) -> faiss.IndexIDMap:
+        """An owned copy of this mapped graph, to grow. Read again from its file while that is still the
+        file it was mapped from: one copy in memory. Else copied through ``serialize_index``, which holds
+        the graph twice while it copies (a resumed 1M build would need ~2 x 9 GB at once)."""
+        try:
+            if self._source is not None and _identity(self._source[0]) == self._source[1]:
+                path = self._source[0]
+                owned = faiss.read_index(path)
+                if owned.ntotal == self.index.ntotal:
+                    return owned
+        except (OSError, RuntimeError):  # gone or replaced since (a fold in another process): copy
+            pass
+        return faiss.deserialize_index(faiss.serialize_index(self.index))
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         labels = np.asarray(labels, dtype=np.int64)
         if not len(labels):
             return
         if self.mapped:  # faiss cannot grow a mapped graph (it aborts the process): an owned copy first
-            self.index = faiss.deserialize_index(faiss.serialize_index(self.index))
+            self.index = self._owned()
             self.mapped = False
         top = int(labels.max()) + 1
         self._held.extend_to(top)
