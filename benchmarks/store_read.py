@@ -14,7 +14,9 @@ entry per run name, kept across runs) and the whole file as
   stores of ``benchmarks/scale.py``), each mode in a fresh process: open time,
   RSS after opening and after the recalls, recall p50/p95 without the query
   embedding, round trips per recall; with ``--server-pid`` (a Neo4j on this machine)
-  the CPU a recall takes in the client and in Neo4j.
+  the CPU a recall takes in the client and in Neo4j; with ``--replay N`` too, where Neo4j's goes:
+  after the recalls, up to N of each statement they ran are run again one at a time with the
+  same parameters, and each one's Neo4j CPU, client CPU and wall time per call are recorded.
 
     python benchmarks/store_read.py quality --dataset hipporag_musique_train100 --store bolt://127.0.0.1:7722
     python benchmarks/store_read.py speed --size 100000 --store bolt://127.0.0.1:7732 [--server-pid PID]
@@ -200,7 +202,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10,
-                server_pid: int | None = None) -> dict[str, Any]:
+                server_pid: int | None = None, replay: int = 0) -> dict[str, Any]:
     """One mode, in this (fresh) process: open, warm up (``warm`` recalls: a long-running server's
     caches), recall ``queries`` synthetic questions. ``server_pid``: a Neo4j on this machine, whose
     CPU time over the recalls is recorded beside this process's."""
@@ -228,6 +230,7 @@ def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10,
     for q in asked[:warm]:
         memory.recall(q)
     statements_before = memory.store_reads.statements() if memory.store_reads is not None else {}
+    ran = _recording(memory.store.db) if replay and server_pid and mode == "store" else None
     took, cpu, trips, stages = [], [], [], {"seeds": [], "ppr": [], "readout": []}
     server_cpu, clock = (_cpu_seconds(server_pid) if server_pid else 0.0), time.perf_counter()
     for q in asked[warm:]:
@@ -248,8 +251,43 @@ def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10,
            "mean_ms_per_recall": {k: round(1000 * v / queries, 1) for k, v in spent.items()}}
     if memory.store_reads is not None:
         row["statements"] = _per_recall(statements_before, memory.store_reads.statements(), queries)
+    if ran is not None:
+        row["replayed"] = _replayed(memory.store.db, ran, queries, replay, server_pid)
     memory.close()
     return row
+
+
+def _recording(db: Any) -> dict[str, list[dict[str, Any]]]:
+    """Each read statement ``db`` runs from now on, by name: its parameters (this connection only)."""
+    ran: dict[str, list[dict[str, Any]]] = {}
+    run = db._run
+
+    def recorded(name: str, doing: str, *, write: bool, **params: Any) -> list[Any]:
+        if not write:
+            ran.setdefault(name, []).append(params)
+        return run(name, doing, write=write, **params)
+
+    db._run = recorded
+    return ran
+
+
+def _replayed(db: Any, ran: dict[str, list[dict[str, Any]]], recalls: int, most: int,
+              server_pid: int) -> dict[str, dict[str, float]]:
+    """Up to ``most`` of each statement ``ran`` recorded, run again one at a time on a quiet server:
+    per call, Neo4j's CPU, this process's and the wall time (ms); ``calls`` per recall. Neo4j's CPU is
+    read from /proc in clock ticks (10 ms): over ``most`` calls, to 10 / ``most`` ms a call."""
+    del db._run  # the connection's own again
+    rows = {}
+    for name, calls in ran.items():
+        sample = calls[:most]
+        server, client, clock = _cpu_seconds(server_pid), time.process_time(), time.perf_counter()
+        for params in sample:
+            db._run(name, "replaying", write=False, **params)
+        rows[name] = {"calls": round(len(calls) / recalls, 2),
+                      "server_ms": round(1000 * (_cpu_seconds(server_pid) - server) / len(sample), 2),
+                      "client_ms": round(1000 * (time.process_time() - client) / len(sample), 2),
+                      "wall_ms": round(1000 * (time.perf_counter() - clock) / len(sample), 2)}
+    return dict(sorted(rows.items(), key=lambda kv: -kv[1]["calls"] * kv[1]["server_ms"]))
 
 
 def _per_recall(before: dict[str, tuple[int, float]], after: dict[str, tuple[int, float]],
@@ -278,9 +316,10 @@ def by_fresh_process(command: str, modes: Sequence[str], *args: str) -> dict[str
 
 
 def speed(size: int, store: str, queries: int, modes: Sequence[str], warm: int = 10,
-          server_pid: int | None = None) -> dict[str, Any]:
+          server_pid: int | None = None, replay: int = 0) -> dict[str, Any]:
     by_mode = by_fresh_process("speed-child", modes, "--size", str(size), "--store", store, "--queries", str(queries),
-                               "--warm", str(warm), *(["--server-pid", str(server_pid)] if server_pid else []))
+                               "--warm", str(warm), "--replay", str(replay),
+                               *(["--server-pid", str(server_pid)] if server_pid else []))
     ratio = None
     if {"memory", "store"} <= by_mode.keys():
         ratio = by_mode["store"]["recall_ms"]["p50"] / by_mode["memory"]["recall_ms"]["p50"]
@@ -539,6 +578,19 @@ def render(runs: dict[str, Any]) -> str:
                           "reads started ahead overlap, so the milliseconds add up to more than a recall takes):", "",
                           markdown_table(["statement", "calls", "ms waited"],
                                          [[name, v["calls"], v["ms"]] for name, v in statements.items()]), ""]
+            replayed = r["modes"].get("store", {}).get("replayed")
+            if replayed:
+                parts += [f"Where Neo4j's CPU goes at {r['passages']} passages: the statements of those recalls run "
+                          "again one at a time with the same parameters (`--replay`), per call and per recall:", "",
+                          markdown_table(["statement", "calls a recall", "Neo4j CPU ms a call", "client CPU ms a call",
+                                          "wall ms a call", "Neo4j CPU ms a recall", "client CPU ms a recall"],
+                                         [[name, v["calls"], v["server_ms"], v["client_ms"], v["wall_ms"],
+                                           round(v["calls"] * v["server_ms"], 1), round(v["calls"] * v["client_ms"], 1)]
+                                          for name, v in replayed.items()]
+                                         + [["all", round(sum(v["calls"] for v in replayed.values()), 2), "", "", "",
+                                             round(sum(v["calls"] * v["server_ms"] for v in replayed.values()), 1),
+                                             round(sum(v["calls"] * v["client_ms"] for v in replayed.values()), 1)]]),
+                          ""]
     serve_rows = [r for r in runs.values() if r["run"].startswith("serve")]
     if serve_rows:
         header = ["set", "read mode", "server processes", "clients", "req/s", "p50 ms", "p95 ms", "errors",
@@ -611,6 +663,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         s.add_argument("--mode", nargs="*", default=["store", "memory"])
         s.add_argument("--server-pid", type=int, help="the Neo4j's process, when it runs on this machine: its CPU "
                        "time a recall is recorded (scripts/neo4j writes it to $HIPPO_NEO4J_HOME/run/neo4j.pid)")
+        s.add_argument("--replay", type=int, default=0, help="with --server-pid: run up to N of each statement "
+                       "the store-side recalls ran again, one at a time, for Neo4j's CPU per statement")
     w = sub.add_parser("serve")
     w.add_argument("--dataset", default="hipporag_musique_train100")
     w.add_argument("--store", required=True)
@@ -643,9 +697,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.command == "writes-child":
         print(json.dumps(writes_child(args.store, args.mode[0], args.writes)))
     elif args.command == "speed":
-        save(speed(args.size, args.store, args.queries, args.mode, args.warm, args.server_pid), args.out)
+        save(speed(args.size, args.store, args.queries, args.mode, args.warm, args.server_pid, args.replay), args.out)
     else:
-        print(json.dumps(speed_child(args.size, args.store, args.mode[0], args.queries, args.warm, args.server_pid)))
+        print(json.dumps(speed_child(args.size, args.store, args.mode[0], args.queries, args.warm, args.server_pid,
+                                     args.replay)))
 
 
 if __name__ == "__main__":

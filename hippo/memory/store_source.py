@@ -41,7 +41,7 @@ from hippo.memory.store_names import named_edges
 from hippo.memory.store_words import keyword_scores, start_keyword_reads, title_seeds
 from hippo.store import Store
 from hippo.store.base import Spaces
-from hippo.store.neo4j.reader import FIRST_FETCH, FLOOR_FETCH, Neo4jReader, Statistics
+from hippo.store.neo4j.reader import FIRST_FETCH, FLOOR_FETCH, WIDE_FETCH, Neo4jReader, Statistics
 
 
 class StoreSource:
@@ -315,7 +315,7 @@ class StoreSource:
         return out
 
     def search_passages(self, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        found = self.search_rows("passages", np.atleast_2d(np.asarray(queries, dtype=np.float64)), k, FLOOR_FETCH)
+        found = self.search_rows("passages", np.atleast_2d(np.asarray(queries, dtype=np.float64)), k, WIDE_FETCH)
         return [(np.array([r[1] for r in rows], dtype=np.float32), self.table.handles([r[0] for r in rows], True))
                 for rows in found]
 

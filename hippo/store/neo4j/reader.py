@@ -17,15 +17,20 @@ true top k. Scores are cosines (the index's (1 + cos) / 2, mapped back; an index
 its hits scored again from their vectors, ``int8``).
 
 Neo4j's index searches as wide as it is asked to fetch (Lucene's HNSW uses k as
-its beam), so a caller that needs one record found reliably asks for more: the
-floor of a query's cosines (the nearest record to ``-q``, ``FLOOR_FETCH``) was
-found exactly for 62 of 100 2Wiki questions at a fetch of 16 and for all 100 at
-128, for ~3 ms more a search. A clue's 3 passages are searched as wide: at 16, 2Wiki's
-clue-guided recalls matched in-process ones for 54 of 100 questions, at 128 for 80. Of a wide
-search's hits only the first ``max(2k, KEEP)`` visible ones (k: the largest asked in one round
-trip), in the index's order, are checked and scored exactly: a top k among 2k candidates as
-before, and for the floor (k = 1) the best of as few, where checking all 128 cost 9 ms more for
-facts.
+its beam), so a caller that needs one record found reliably asks for more. A
+clue's 3 passages are searched at ``WIDE_FETCH`` (128): at 16, 2Wiki's
+clue-guided recalls matched in-process ones for 54 of 100 questions, at 128 for
+80. The floor of a query's cosines (the nearest record to ``-q``,
+``FLOOR_FETCH``) is searched as wide as the in-process ANN searches it (40, its
+``min_rerank``): found exactly for 62 of 100 2Wiki questions at 16 and for all
+100 at 128, but what recall needs is the in-process answer, and at 40 the
+top-10 overlap with in-process recall stayed 0.968 on MuSiQue and went 0.964 ->
+0.963 on 2Wiki's 500 questions (R@5 unchanged), while the facts' floor search
+cost 8-9 ms of Neo4j CPU at 128 against ~5 at 64 (100k passages). Of a wide
+search's hits only the first ``max(2k, KEEP)`` visible ones (k: the largest
+asked in one round trip), in the index's order, are checked and scored exactly:
+a top k among 2k candidates as before, and for the floor (k = 1) the best of as
+few, where checking all 128 cost 9 ms more for facts.
 """
 
 from __future__ import annotations
@@ -48,7 +53,8 @@ Family = Literal["passages", "entities", "facts"]
 INDEX_OF: dict[Family, str] = {"passages": "passage_embedding", "entities": "entity_embedding",
                                "facts": "fact_embedding"}
 FIRST_FETCH = 16
-FLOOR_FETCH = 128  # a search for a few records it must find (the farthest): the module's docstring
+FLOOR_FETCH = 40  # the floor's search (the farthest record): as wide as in process (``AnnSettings.min_rerank``)
+WIDE_FETCH = 128  # a search for a few records it must find (a clue's passages): the module's docstring
 KEEP = 8  # visible hits read per search at least, in the index's order (2k for a top k)
 SPLIT_FROM = 256  # frontier nodes per statement before a push wave's read is split (``parts``)
 MAX_PARTS = 16
