@@ -260,14 +260,13 @@ def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10,
 def _recording(db: Any) -> dict[str, list[dict[str, Any]]]:
     """Each read statement ``db`` runs from now on, by name: its parameters (this connection only)."""
     ran: dict[str, list[dict[str, Any]]] = {}
-    run = db._run
+    read = db.read
 
-    def recorded(name: str, doing: str, *, write: bool, **params: Any) -> list[Any]:
-        if not write:
-            ran.setdefault(name, []).append(params)
-        return run(name, doing, write=write, **params)
+    def recorded(name: str, doing: str, **params: Any) -> list[Any]:
+        ran.setdefault(name, []).append(params)
+        return read(name, doing, **params)
 
-    db._run = recorded
+    db.read = recorded
     return ran
 
 
@@ -276,13 +275,13 @@ def _replayed(db: Any, ran: dict[str, list[dict[str, Any]]], recalls: int, most:
     """Up to ``most`` of each statement ``ran`` recorded, run again one at a time on a quiet server:
     per call, Neo4j's CPU, this process's and the wall time (ms); ``calls`` per recall. Neo4j's CPU is
     read from /proc in clock ticks (10 ms): over ``most`` calls, to 10 / ``most`` ms a call."""
-    del db._run  # the connection's own again
+    del db.read  # the connection's own again
     rows = {}
     for name, calls in ran.items():
         sample = calls[:most]
         server, client, clock = _cpu_seconds(server_pid), time.process_time(), time.perf_counter()
         for params in sample:
-            db._run(name, "replaying", write=False, **params)
+            db.read(name, "replaying", **params)
         rows[name] = {"calls": round(len(calls) / recalls, 2),
                       "server_ms": round(1000 * (_cpu_seconds(server_pid) - server) / len(sample), 2),
                       "client_ms": round(1000 * (time.process_time() - client) / len(sample), 2),

@@ -301,14 +301,13 @@ class HnswShard:
         """An owned copy of this mapped graph, to grow. Read again from its file while that is still the
         file it was mapped from: one copy in memory. Else copied through ``serialize_index``, which holds
         the graph twice while it copies (a resumed 1M build would need ~2 x 9 GB at once)."""
-        try:
-            if self._source is not None and _identity(self._source[0]) == self._source[1]:
-                path = self._source[0]
-                owned = faiss.read_index(path)
-                if owned.ntotal == self.index.ntotal:
+        if self._source is not None:
+            path, mapped = self._source
+            try:
+                if _identity(path) == mapped and (owned := faiss.read_index(path)).ntotal == self.index.ntotal:
                     return owned
-        except (OSError, RuntimeError):  # gone or replaced since (a fold in another process): copy
-            pass
+            except (OSError, RuntimeError):  # gone or replaced since (a fold in another process): copy
+                pass
         return faiss.deserialize_index(faiss.serialize_index(self.index))
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:

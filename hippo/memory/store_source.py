@@ -6,10 +6,9 @@ the recalls of one reader (one set of spaces) share the visible edges they fetch
 most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads, through a
 ``hippo.store.neo4j.reader.Neo4jReader``:
 
-- candidates per family from the vector indexes, visible ones only, widened
-  until the true top k is found (the reader's docstring says how);
-- keyword scores: the full-text index proposes candidates, and BM25 is computed
-  here over the reader's own statistics (``store_words``);
+- candidates per family from the vector indexes, visible ones only, widened until the true top k is
+  found (the reader's docstring says how); the floor's search as wide as in process (``min_rerank``);
+- keyword scores: the full-text index proposes candidates, BM25 over the reader's own statistics (``store_words``);
 - PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, with the in-process weights (relation and
   mention weights, synonym scores): a wave pushes the nodes whose edges this recall read first, and
   reads the others' in one round trip once none are; its targets come by element id, and those the
@@ -34,6 +33,7 @@ from hippo.graph.ppr import Neighbours, SparseScores, Transition, power_pagerank
 from hippo.graph.scoring import Readout, passage_mass
 from hippo.graph.view import Solver
 from hippo.memory.ahead import Ahead
+from hippo.memory.ann import AnnSettings
 from hippo.memory.names import spelled_name
 from hippo.memory.source import Nearest, answered
 from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache
@@ -41,7 +41,7 @@ from hippo.memory.store_names import named_edges
 from hippo.memory.store_words import keyword_scores, start_keyword_reads, title_seeds
 from hippo.store import Store
 from hippo.store.base import Spaces
-from hippo.store.neo4j.reader import FIRST_FETCH, FLOOR_FETCH, WIDE_FETCH, Neo4jReader, Statistics
+from hippo.store.neo4j.reader import FIRST_FETCH, WIDE_FETCH, Neo4jReader, Statistics
 
 
 class StoreSource:
@@ -265,7 +265,7 @@ class StoreSource:
             top, low = self.reader.exact(family, q, k)  # type: ignore[arg-type]
             return top, low if low is not None else 0.0
         top, bottom = self.reader.nearest(family, np.vstack([q, -q]), [k, 1],  # type: ignore[arg-type]
-                                          least=[FIRST_FETCH, FLOOR_FETCH])
+                                          least=[FIRST_FETCH, AnnSettings.min_rerank])
         return top, -float(bottom[0][1]) if bottom else 0.0
 
     def nearest_passages(self, q: np.ndarray, k: int) -> Nearest:

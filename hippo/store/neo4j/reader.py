@@ -20,10 +20,11 @@ Neo4j's index searches as wide as it is asked to fetch (Lucene's HNSW uses k as
 its beam), so a caller that needs one record found reliably asks for more. A
 clue's 3 passages are searched at ``WIDE_FETCH`` (128): at 16, 2Wiki's
 clue-guided recalls matched in-process ones for 54 of 100 questions, at 128 for
-80. The floor of a query's cosines (the nearest record to ``-q``,
-``FLOOR_FETCH``) is searched as wide as the in-process ANN searches it (40, its
-``min_rerank``): found exactly for 62 of 100 2Wiki questions at 16 and for all
-100 at 128, but what recall needs is the in-process answer, and at 40 the
+80. The floor of a query's cosines (the nearest record to ``-q``) is searched as
+wide as the in-process ANN searches it (``AnnSettings.min_rerank``, 40; the
+caller, ``StoreSource``, asks for that width): found exactly for 62 of 100 2Wiki
+questions at 16 and for all 100 at 128, but what recall needs is the in-process
+answer, and at 40 the
 top-10 overlap with in-process recall stayed 0.968 on MuSiQue and went 0.964 ->
 0.963 on 2Wiki's 500 questions (R@5 unchanged), while the facts' floor search
 cost 8-9 ms of Neo4j CPU at 128 against ~5 at 64 (100k passages). Of a wide
@@ -53,7 +54,6 @@ Family = Literal["passages", "entities", "facts"]
 INDEX_OF: dict[Family, str] = {"passages": "passage_embedding", "entities": "entity_embedding",
                                "facts": "fact_embedding"}
 FIRST_FETCH = 16
-FLOOR_FETCH = 40  # the floor's search (the farthest record): as wide as in process (``AnnSettings.min_rerank``)
 WIDE_FETCH = 128  # a search for a few records it must find (a clue's passages): the module's docstring
 KEEP = 8  # visible hits read per search at least, in the index's order (2k for a top k)
 SPLIT_FROM = 256  # frontier nodes per statement before a push wave's read is split (``parts``)
