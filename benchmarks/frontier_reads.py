@@ -6,7 +6,7 @@ store-side recalls of a synthetic scale store (``benchmarks/scale.py``, bulk-loa
 after ``--warm`` recalls, and the targets those recalls had to name (``read_keyed_nodes.cypher``),
 then replays every recorded read, one statement each, in turn with:
 
-- ``shipped``: ``hippo/cypher/read_neighbours.cypher`` as recall runs it (targets as element ids);
+- ``shipped``: ``hippo/cypher/read_neighbours.cypher`` as recall runs it (targets as node ids);
 - ``shipped + naming``: that, and the reads of the targets the reader's cache did not know yet;
 - ``strengths`` (stop 48's statement): each target's record id and strength over every edge read
   with the edges, so no second read (``benchmarks/cypher/``);

@@ -18,11 +18,11 @@ def test_names_intern_each_id_once_and_remember_which_are_passages():
     assert len(names) == 4 and names.ids == ["p1", "e1", "e2", "e3"]
 
 
-def test_names_are_bound_to_element_ids_and_stay_bound():
+def test_names_are_bound_to_node_ids_and_stay_bound():
     names = Names()
-    assert names.by_keys(["4:x:1", "4:x:2"]).tolist() == [-1, -1]
-    names.bind(["4:x:2", "4:x:1"], names.of(["e1", "p1"], np.array([False, True])))
-    assert names.by_keys(["4:x:1", "4:x:9", "4:x:2"]).tolist() == [1, -1, 0]
+    assert names.by_keys(np.array([11, 12])).tolist() == [-1, -1]
+    names.bind(np.array([12, 11]), names.of(["e1", "p1"], np.array([False, True])))
+    assert names.by_keys(np.array([11, 19, 12])).tolist() == [1, -1, 0]
 
 
 def test_a_recall_numbers_handles_in_the_order_it_meets_records_whatever_earlier_recalls_met():
@@ -182,26 +182,26 @@ def test_a_read_started_ahead_is_taken_once_with_its_answer_or_its_error():
 
 
 def test_a_frontier_read_names_only_the_targets_the_cache_does_not_know():
-    """Targets come by element id: bound ones with a learnt strength are taken as they are, each other
+    """Targets come by node id: bound ones with a learnt strength are taken as they are, each other
     one is looked up once (one round trip) and then bound, with its strength learnt first."""
     from hippo.memory.store_names import named_edges
     from hippo.store.neo4j.reader import Edges
 
     names, cache = Names(), EdgeCache()
     owners = names.of(["p1", "e1"], np.array([True, False]))
-    names.bind(["k:e1"], owners[1:])
+    names.bind(np.array([101]), owners[1:])
     cache.learn(owners[1:], np.array([4.0]))
-    asked: list[list[str]] = []
+    asked: list[list[int]] = []
 
-    def keyed(keys: list[str], *, mention_weight: float, relation_weight: float) -> dict[str, tuple[str, float | None]]:
+    def keyed(keys: list[int], *, mention_weight: float, relation_weight: float) -> dict[int, tuple[str, float | None]]:
         assert (mention_weight, relation_weight) == (1.0, 2.0)  # the strengths are summed with the walk's weights
         asked.append(keys)
-        return {"k:e2": ("e2", 7.0), "k:p2": ("p2", None), "k:e3": ("e3", 2.5)}
+        return {102: ("e2", 7.0), 201: ("p2", None), 103: ("e3", 2.5)}
 
-    found = {"p1": Edges(["k:e1", "k:e2"], [], [], []),
-             "e1": Edges([], ["k:p2"], ["k:e2", "k:e2"], [("k:e3", 0.75)])}
+    found = {"p1": Edges([101, 102], [], [], []),
+             "e1": Edges([], [201], [102, 102], [(103, 0.75)])}
     lengths, targets, weights, kinds, passages = named_edges(names, cache, owners, found, keyed, 1.0, 2.0)
-    assert asked == [["k:e2", "k:p2", "k:e3"]]  # each unknown one once, in the order met
+    assert asked == [[102, 201, 103]]  # each unknown one once, in the order met
     assert lengths.tolist() == [2, 4] and passages.tolist() == [0, 1]
     assert [names.ids[t] for t in targets.tolist()] == ["e1", "e2", "p2", "e2", "e2", "e3"]
     assert weights.tolist() == [1.0, 1.0, 1.0, 2.0, 2.0, 0.75] and kinds.tolist() == [1, 1, 1, 0, 0, 2]
@@ -210,4 +210,4 @@ def test_a_frontier_read_names_only_the_targets_the_cache_does_not_know():
     named_edges(names, cache, owners, found, keyed, 1.0, 2.0)
     assert len(asked) == 1  # all bound and learnt now: nothing more to ask
     with pytest.raises(StoreError, match="gone from the store"):
-        named_edges(names, cache, owners, {"p1": Edges(["k:gone"], [], [], [])}, keyed, 1.0, 2.0)
+        named_edges(names, cache, owners, {"p1": Edges([999], [], [], [])}, keyed, 1.0, 2.0)

@@ -1,5 +1,5 @@
 """The names store-side recalls give the records they meet (``hippo.memory.store_cache``): record ids
-as small integers, bound to the element ids a frontier read names its targets by.
+as small integers, bound to the node ids a frontier read names its targets by.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import numpy as np
 
 from hippo.errors import StoreError
 from hippo.graph.edges import MENTION, RELATION, SYNONYM
+from hippo.int_map import IntMap
 from hippo.store.neo4j.reader import Edges
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class Names:
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.index: dict[str, int] = {}
-        self.keys: dict[str, int] = {}  # a node's element id in the store -> its integer (``bind``)
+        self.keys = IntMap()  # a node's id in the store -> its integer (``bind``)
         self.passage = np.zeros(0, dtype=bool)
         self._lock = threading.Lock()  # the recalls of one reader may run on several threads
 
@@ -54,43 +55,44 @@ class Names:
                 self.passage[np.array([found[i] for i in new])] = flags[np.array(new)]
             return np.array(found, dtype=np.int64)
 
-    def by_keys(self, keys: list[str]) -> np.ndarray:
-        """The integers of the nodes with these element ids, -1 for a node not bound yet."""
-        return np.fromiter(map(self.keys.get, keys, itertools.repeat(-1)), dtype=np.int64, count=len(keys))
+    def by_keys(self, keys: np.ndarray) -> np.ndarray:
+        """The integers of the nodes with these node ids, -1 for a node not bound yet."""
+        return self.keys.get(keys)
 
-    def bind(self, keys: list[str], names: np.ndarray) -> None:
-        """Element ids to integers. An element id names one node while it exists, and hippo deletes
-        no passage and no entity, so a binding holds at every revision (``read_keyed_nodes.cypher``)."""
+    def bind(self, keys: np.ndarray, names: np.ndarray) -> None:
+        """Node ids to integers. A node id names one node while it exists, and hippo deletes no
+        passage and no entity, so a binding holds at every revision (``read_keyed_nodes.cypher``)."""
         with self._lock:
-            self.keys.update(zip(keys, names.tolist(), strict=True))
+            self.keys.put(keys, names)
 
 
 class Keyed(Protocol):
-    """``Neo4jReader.keyed``: element id -> (record id, strength over every edge) of these nodes."""
+    """``Neo4jReader.keyed``: node id -> (record id, strength over every edge) of these nodes."""
 
-    def __call__(self, keys: list[str], *, mention_weight: float,
-                 relation_weight: float) -> dict[str, tuple[str, float | None]]: ...
+    def __call__(self, keys: list[int], *, mention_weight: float,
+                 relation_weight: float) -> dict[int, tuple[str, float | None]]: ...
 
 
 def named_edges(names: Names, cache: EdgeCache, owners: np.ndarray, found: dict[str, Edges], keyed: Keyed,
                 mention_weight: float, relation_weight: float) -> tuple[np.ndarray, ...]:
     """The edges read for ``owners`` (``names`` integers) as ``cache.add`` takes them: targets as
     ``names`` integers, weighted as in process (relation and mention weights, synonym scores). Targets
-    come by element id; the ones not bound to a name yet, or whose strength over every edge ``cache``
+    come by node id; the ones not bound to a name yet, or whose strength over every edge ``cache``
     has not learnt, are looked up at once (``keyed``: one round trip) and learnt."""
     empty = Edges([], [], [], [])
     edges = [found.get(names.ids[n], empty) for n in owners.tolist()]
     counts = np.array([(len(e.entities), len(e.passages), len(e.relations), len(e.synonyms)) for e in edges],
                       dtype=np.int64).reshape(-1, 4)
     part = np.repeat(np.tile(np.arange(4), len(edges)), counts.ravel())  # 0-3: the four lists of Edges
-    keys = list(itertools.chain.from_iterable(
-        itertools.chain(e.entities, e.passages, e.relations, (o for o, _ in e.synonyms)) for e in edges))
+    keys = np.fromiter(itertools.chain.from_iterable(
+        itertools.chain(e.entities, e.passages, e.relations, (o for o, _ in e.synonyms)) for e in edges),
+        dtype=np.int64, count=int(counts.sum()))
     targets = names.by_keys(keys)
     bound = targets >= 0
     bound[bound] = cache.learned(targets[bound])
     if not bound.all():
         unknown = np.flatnonzero(~bound).tolist()
-        ask = dict(zip((keys[i] for i in unknown), part[~bound] == 1, strict=True))
+        ask = dict(zip(keys[unknown].tolist(), (part[~bound] == 1).tolist(), strict=True))
         read = keyed(list(ask), mention_weight=mention_weight, relation_weight=relation_weight)
         if any(key not in read for key in ask):
             raise StoreError("a node a frontier read named is gone from the store; hippo deletes no passage "
@@ -98,8 +100,8 @@ def named_edges(names: Names, cache: EdgeCache, owners: np.ndarray, found: dict[
         ids, totals = zip(*(read[key] for key in ask), strict=True)
         learnt = names.of(list(ids), np.fromiter(ask.values(), dtype=bool, count=len(ask)))
         cache.learn(learnt, np.array([np.nan if t is None else t for t in totals], dtype=np.float64))
-        names.bind(list(ask), learnt)  # after ``learn``: a name bound is a strength learnt
-        targets[unknown] = names.by_keys([keys[i] for i in unknown])
+        names.bind(np.fromiter(ask, dtype=np.int64, count=len(ask)), learnt)  # after ``learn``: a name
+        targets[unknown] = names.by_keys(keys[unknown])  # bound is a strength learnt
     weights = np.array([mention_weight, mention_weight, relation_weight, 0.0])[part]
     weights[part == 3] = [w for e in edges for _, w in e.synonyms]
     kinds = np.array([MENTION, MENTION, RELATION, SYNONYM], dtype=np.int8)[part]

@@ -11,7 +11,7 @@ most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads, t
 - keyword scores: the full-text index proposes candidates, BM25 over the reader's own statistics (``store_words``);
 - PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, with the in-process weights (relation and
   mention weights, synonym scores): a wave pushes the nodes whose edges this recall read first, and
-  reads the others' in one round trip once none are; its targets come by element id, and those the
+  reads the others' in one round trip once none are; its targets come by node id, and those the
   reader's cache has not met are named in one more (``named_edges``). A node's strength only schedules
   pushes. For a reader of every space in a store with nothing forgotten it is, as in process, its
   strength over every edge (the degree counters, learnt with its name), and a node that walk would not

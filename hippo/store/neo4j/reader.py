@@ -81,13 +81,13 @@ class Statistics:
 
 @dataclass(frozen=True)
 class Edges:
-    """The visible edges at one node: targets by element id (``keyed`` reads what a caller does not
+    """The visible edges at one node: targets by node id (``keyed`` reads what a caller does not
     know of them), by kind; synonyms with their scores."""
 
-    entities: list[str]  # mentioned by a passage
-    passages: list[str]  # mentioning an entity
-    relations: list[str]  # other ends of facts (one per fact)
-    synonyms: list[tuple[str, float]]
+    entities: list[int]  # mentioned by a passage
+    passages: list[int]  # mentioning an entity
+    relations: list[int]  # other ends of facts (one per fact)
+    synonyms: list[tuple[int, float]]
 
 
 def cosine(score: float) -> float:
@@ -233,7 +233,7 @@ class Neo4jReader:
 
     def neighbours(self, passages: list[str], entities: list[str], *, everything: bool = False) -> dict[str, Edges]:
         """The visible edges at a frontier of passages and entities (one push wave), their targets by
-        element id. ``everything``: the caller knows the reader sees every space of a store with
+        node id. ``everything``: the caller knows the reader sees every space of a store with
         nothing forgotten (the degree counters then say what is visible)."""
         if not passages and not entities:
             return {}
@@ -255,9 +255,9 @@ class Neo4jReader:
         return {owner: Edges(mentioned, mentioning, related, [(o, float(s)) for o, s in synonyms])
                 for owner, mentioned, mentioning, related, synonyms in (rows[0]["edges"] if rows else [])}
 
-    def keyed(self, keys: list[str], *, mention_weight: float = 1.0,
-              relation_weight: float = 1.0) -> dict[str, tuple[str, float | None]]:
-        """element id -> (record id, strength over every edge, as ``strengths`` gives it) of each node
+    def keyed(self, keys: list[int], *, mention_weight: float = 1.0,
+              relation_weight: float = 1.0) -> dict[int, tuple[str, float | None]]:
+        """node id -> (record id, strength over every edge, as ``strengths`` gives it) of each node
         ``neighbours`` named."""
         if not keys:
             return {}
