@@ -71,8 +71,11 @@ def record(size: int, store: str, queries: int, warm: int = 10) -> tuple[list[di
     shipped, naming = Neo4jReader.neighbours, Neo4jReader.keyed
     weights = {"mention_weight": memory.settings.mention_weight, "relation_weight": memory.settings.relation_weight}
 
-    def recording(reader: Any, passages: list[str], entities: list[str], everything: bool = False) -> Any:
-        frontiers.append({"passages": list(passages), "entities": list(entities), "spaces": reader.spaces,
+    def recording(reader: Any, passages: list[tuple[str, int]], entities: list[tuple[str, int]],
+                  everything: bool = False) -> Any:
+        # Replayed by record id (the variants take no node ids): the owners' index seeks included.
+        frontiers.append({"passages": [p for p, _ in passages], "entities": [e for e, _ in entities],
+                          "passage_nodes": [], "entity_nodes": [], "spaces": reader.spaces,
                           "everything": everything and reader.spaces is None, **weights})
         return shipped(reader, passages, entities, everything=everything)
 

@@ -183,8 +183,8 @@ def test_a_wide_frontier_read_in_parts_reads_the_same_edges(server: dict[str, st
     store = Neo4jStore(server["uri"], server["user"], server["password"])
     try:
         graph = store.load_graph()
-        passages = [pid for pid, _ in graph.passages]
-        entities = sorted({e for _, e in graph.mentions})
+        passages = [(pid, -1) for pid, _ in graph.passages]
+        entities = [(eid, -1) for eid in sorted({e for _, e in graph.mentions})]
         parts = min(3, (len(passages) + len(entities)) // SPLIT_FROM + 1)
         assert parts >= 2, "the sample's frontier is wide enough to be split"
         for spaces in (None, frozenset({SMALL_SPACE}), frozenset({"org"})):
@@ -192,6 +192,31 @@ def test_a_wide_frontier_read_in_parts_reads_the_same_edges(server: dict[str, st
             split = store.reader(spaces, parts=3)
             assert split.neighbours(passages, entities) == whole and whole
             assert split.calls["read_neighbours"] == parts
+    finally:
+        store.close()
+
+
+def test_owners_found_by_node_id_read_the_edges_they_read_by_record_id(server: dict[str, str]):
+    """A frontier read finds an owner the reader met before by its node id (no index seek) and a seed
+    by its record id: the same edges either way, for every reader; a node id naming a node of the
+    other kind reads nothing."""
+    store = Neo4jStore(server["uri"], server["user"], server["password"])
+    try:
+        graph = store.load_graph()
+        passages = [pid for pid, _ in graph.passages]
+        entities = sorted({e for _, e in graph.mentions})
+        with neo4j.GraphDatabase.driver(server["uri"], auth=(server["user"], server["password"])) as driver:
+            records, _, _ = driver.execute_query("MATCH (n) WHERE n:Passage OR n:Entity RETURN n.id AS id, id(n) AS node")
+        node = {r["id"]: r["node"] for r in records}
+        for spaces in (None, frozenset({SMALL_SPACE}), frozenset({"org"})):
+            reader = store.reader(spaces)
+            by_id = reader.neighbours([(p, -1) for p in passages], [(e, -1) for e in entities])
+            by_node = reader.neighbours([(p, node[p]) for p in passages], [(e, node[e]) for e in entities])
+            mixed = reader.neighbours([(p, node[p] if i % 2 else -1) for i, p in enumerate(passages)],
+                                      [(e, -1 if i % 2 else node[e]) for i, e in enumerate(entities)])
+            assert by_node == by_id == mixed and by_id
+        crossed = store.reader(None).neighbours([(passages[0], node[entities[0]])], [(entities[0], node[passages[0]])])
+        assert crossed == {}
     finally:
         store.close()
 

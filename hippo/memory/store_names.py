@@ -31,6 +31,7 @@ class Names:
         self.index: dict[str, int] = {}
         self.keys = IntMap()  # a node's id in the store -> its integer (``bind``)
         self.passage = np.zeros(0, dtype=bool)
+        self.node = np.zeros(0, dtype=np.int64)  # each integer's node id in the store, -1 until bound
         self._lock = threading.Lock()  # the recalls of one reader may run on several threads
 
     def __len__(self) -> int:
@@ -50,7 +51,9 @@ class Names:
                         known.append(ids[i])
                     found[i] = n
                 if len(known) > len(self.passage):
-                    self.passage = np.concatenate([self.passage, np.zeros(max(1024, len(known)), dtype=bool)])
+                    grow = max(1024, len(known))
+                    self.passage = np.concatenate([self.passage, np.zeros(grow, dtype=bool)])
+                    self.node = np.concatenate([self.node, np.full(grow, -1, dtype=np.int64)])
                 flags = np.broadcast_to(np.asarray(passage, dtype=bool), (len(ids),))
                 self.passage[np.array([found[i] for i in new])] = flags[np.array(new)]
             return np.array(found, dtype=np.int64)
@@ -64,6 +67,15 @@ class Names:
         passage and no entity, so a binding holds at every revision (``read_keyed_nodes.cypher``)."""
         with self._lock:
             self.keys.put(keys, names)
+            self.node[names] = keys
+
+    def owners(self, names: np.ndarray) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+        """The passages and the entities among ``names`` as a frontier read takes them: (record id,
+        node id or -1 where none is bound)."""
+        pairs = list(zip([self.ids[n] for n in names.tolist()], self.node[names].tolist(), strict=True))
+        passage = self.passage[names].tolist()
+        return ([pair for pair, p in zip(pairs, passage, strict=True) if p],
+                [pair for pair, p in zip(pairs, passage, strict=True) if not p])
 
 
 class Keyed(Protocol):

@@ -129,9 +129,7 @@ class StoreSource:
         names = t.named[missing]
         ask = self._edges.unknown(names)
         if len(ask):
-            ids, passage = t.names.ids, t.names.passage[ask]
-            found = self.reader.neighbours([ids[n] for n in ask[passage].tolist()],
-                                           [ids[n] for n in ask[~passage].tolist()], everything=self._sees_everything)
+            found = self.reader.neighbours(*t.names.owners(ask), everything=self._sees_everything)
             self._edges.add(ask, *named_edges(t.names, self._edges, ask, found, self.reader.keyed, self.mention_weight,
                                               self.relation_weight))
         lengths, targets, weights, kinds, totals, strength, passages = self._edges.gather(names)

@@ -231,9 +231,11 @@ class Neo4jReader:
 
     # -- the graph -----------------------------------------------------------------------
 
-    def neighbours(self, passages: list[str], entities: list[str], *, everything: bool = False) -> dict[str, Edges]:
-        """The visible edges at a frontier of passages and entities (one push wave), their targets by
-        node id. ``everything``: the caller knows the reader sees every space of a store with
+    def neighbours(self, passages: list[tuple[str, int]], entities: list[tuple[str, int]], *,
+                   everything: bool = False) -> dict[str, Edges]:
+        """The visible edges at a frontier of passages and entities (one push wave), each owner given
+        as (record id, node id or -1 where the caller does not know it), by record id; their targets
+        by node id. ``everything``: the caller knows the reader sees every space of a store with
         nothing forgotten (the degree counters then say what is visible)."""
         if not passages and not entities:
             return {}
@@ -249,9 +251,13 @@ class Neo4jReader:
             found.update(edges)
         return found
 
-    def _neighbours(self, passages: list[str], entities: list[str], everything: bool) -> dict[str, Edges]:
-        rows = self._read("read_neighbours", "reading a frontier's edges", passages=passages, entities=entities,
-                          everything=everything)
+    def _neighbours(self, passages: list[tuple[str, int]], entities: list[tuple[str, int]],
+                    everything: bool) -> dict[str, Edges]:
+        rows = self._read("read_neighbours", "reading a frontier's edges", everything=everything,
+                          passages=[rid for rid, node in passages if node < 0],
+                          passage_nodes=[[rid, node] for rid, node in passages if node >= 0],
+                          entities=[rid for rid, node in entities if node < 0],
+                          entity_nodes=[[rid, node] for rid, node in entities if node >= 0])
         return {owner: Edges(mentioned, mentioning, related, [(o, float(s)) for o, s in synonyms])
                 for owner, mentioned, mentioning, related, synonyms in (rows[0]["edges"] if rows else [])}
 
