@@ -206,7 +206,8 @@ def test_owners_found_by_node_id_read_the_edges_they_read_by_record_id(server: d
         passages = [pid for pid, _ in graph.passages]
         entities = sorted({e for _, e in graph.mentions})
         with neo4j.GraphDatabase.driver(server["uri"], auth=(server["user"], server["password"])) as driver:
-            records, _, _ = driver.execute_query("MATCH (n) WHERE n:Passage OR n:Entity RETURN n.id AS id, id(n) AS node")
+            records, _, _ = driver.execute_query("MATCH (n) WHERE n:Passage OR n:Entity "
+                                                 "RETURN n.id AS id, id(n) AS node")
         node = {r["id"]: r["node"] for r in records}
         for spaces in (None, frozenset({SMALL_SPACE}), frozenset({"org"})):
             reader = store.reader(spaces)
