@@ -222,6 +222,27 @@ def test_owners_found_by_node_id_read_the_edges_they_read_by_record_id(server: d
         store.close()
 
 
+def test_reads_run_on_a_session_per_thread_and_a_read_after_close_is_a_store_error(server: dict[str, str]):
+    """Each thread reads on a READ session of its own (a session is not thread-safe); closing the
+    store closes them all, and a read after that is a ``StoreError``, never a driver exception."""
+    store = Neo4jStore(server["uri"], server["user"], server["password"])
+    db = store.db
+    answers: list[list[Any]] = []
+    threads = [threading.Thread(target=lambda: answers.append(db.read("server_components", "asking")))
+               for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(answers) == 3 and all(answer and answer[0]["name"] == "Neo4j Kernel" for answer in answers)
+    assert db.read("server_components", "asking") == answers[0]
+    assert len(db._sessions) == 4  # noqa: SLF001 - three threads' and this one's
+    store.close()
+    assert db._sessions == []  # noqa: SLF001
+    with pytest.raises(StoreError, match="asking"):
+        db.read("server_components", "asking")
+
+
 def test_opening_in_store_mode_builds_no_derived_state(server: dict[str, str], embedder: Any):
     with _memory(server, embedder, neo4j_read="store") as memory:
         assert memory.store_reads is not None and not memory.engine.loaded

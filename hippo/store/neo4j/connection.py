@@ -185,7 +185,8 @@ class Connection:
         session, self._reading.session = getattr(self._reading, "session", None), None
         if session is not None:
             with self._sessions_lock:
-                self._sessions.remove(session)
+                if session in self._sessions:  # else ``close`` took it already
+                    self._sessions.remove(session)
             try:
                 session.close()
             except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, OSError):
