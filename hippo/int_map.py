@@ -22,7 +22,7 @@ class IntMap:
     written before its key, so a read that races a write sees the key bound or not, never half."""
 
     def __init__(self) -> None:
-        self._table = (np.full(MIN_SLOTS, EMPTY, dtype=np.int64), np.zeros(MIN_SLOTS, dtype=np.int64))
+        self._table = _empty(MIN_SLOTS)
         self._size = 0
 
     def __len__(self) -> int:
@@ -51,38 +51,43 @@ class IntMap:
         last = len(keys) - 1 - np.unique(keys[::-1], return_index=True)[1]  # each key once, its last value
         keys, values = keys[last], values[last]
         if 2 * (self._size + len(keys)) > len(self._table[0]):
-            self._grow(self._size + len(keys))
-        table_keys, table_values = self._table
-        mask = len(table_keys) - 1
-        pending, slot = np.arange(len(keys)), _slots(keys, len(table_keys))
-        while len(pending):
-            held = table_keys[slot]
-            same = held == keys[pending]
-            table_values[slot[same]] = values[pending[same]]
-            free = held == EMPTY
-            # Of the keys reaching one free slot together, the first takes it; the others probe on.
-            _, first = np.unique(slot[free], return_index=True)
-            taking = np.flatnonzero(free)[first]
-            table_values[slot[taking]] = values[pending[taking]]
-            table_keys[slot[taking]] = keys[pending[taking]]
-            self._size += len(taking)
-            going = np.ones(len(pending), dtype=bool)
-            going[same] = False
-            going[taking] = False
-            # A key that lost a free slot tries the same slot again: it is taken now, so it moves on.
-            moving = going & ~free
-            slot = np.where(moving, (slot + 1) & mask, slot)
-            pending, slot = pending[going], slot[going]
+            slots = 1 << int(2 * (self._size + len(keys)) - 1).bit_length()
+            old_keys, old_values = self._table
+            held = old_keys != EMPTY
+            grown = _empty(slots)
+            _insert(grown, old_keys[held], old_values[held])
+            self._table = grown  # swapped whole: a read holds the old table or this one
+        self._size += _insert(self._table, keys, values)
 
-    def _grow(self, size: int) -> None:
-        slots = max(MIN_SLOTS, 1 << int(2 * size - 1).bit_length())
-        old_keys, old_values = self._table
-        held = old_keys != EMPTY
-        grown = IntMap.__new__(IntMap)
-        grown._table = (np.full(slots, EMPTY, dtype=np.int64), np.zeros(slots, dtype=np.int64))
-        grown._size = 0
-        grown.put(old_keys[held], old_values[held])
-        self._table, self._size = grown._table, grown._size
+
+def _empty(slots: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.full(slots, EMPTY, dtype=np.int64), np.zeros(slots, dtype=np.int64)
+
+
+def _insert(table: tuple[np.ndarray, np.ndarray], keys: np.ndarray, values: np.ndarray) -> int:
+    """Bind distinct ``keys`` in ``table`` (room assured by the caller); how many were new."""
+    table_keys, table_values = table
+    mask = len(table_keys) - 1
+    added = 0
+    pending, slot = np.arange(len(keys)), _slots(keys, len(table_keys))
+    while len(pending):
+        held = table_keys[slot]
+        same = held == keys[pending]
+        table_values[slot[same]] = values[pending[same]]
+        free = held == EMPTY
+        # Of the keys reaching one free slot together, the first takes it; the others probe on.
+        _, first = np.unique(slot[free], return_index=True)
+        taking = np.flatnonzero(free)[first]
+        table_values[slot[taking]] = values[pending[taking]]  # the value before the key (a racing read)
+        table_keys[slot[taking]] = keys[pending[taking]]
+        added += len(taking)
+        going = np.ones(len(pending), dtype=bool)
+        going[same] = False
+        going[taking] = False
+        # A key that lost a free slot tries the same slot again: it is taken now, so it moves on.
+        slot = np.where(going & ~free, (slot + 1) & mask, slot)
+        pending, slot = pending[going], slot[going]
+    return added
 
 
 def _slots(keys: np.ndarray, slots: int) -> np.ndarray:

@@ -187,10 +187,7 @@ class Connection:
             with self._sessions_lock:
                 if session in self._sessions:  # else ``close`` took it already
                     self._sessions.remove(session)
-            try:
-                session.close()
-            except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, OSError):
-                pass  # its connection is gone already: nothing left to release
+            _close_quietly(session)
 
     def write_one(self, name: str, doing: str, **params: Any) -> list[Any]:
         """Run one write statement in a transaction of its own."""
@@ -246,8 +243,14 @@ class Connection:
         with self._sessions_lock:
             sessions, self._sessions = self._sessions, []
         for session in sessions:
-            try:
-                session.close()
-            except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, OSError):
-                pass  # closing the driver below releases whatever it held
+            _close_quietly(session)
         self.driver.close()
+
+
+def _close_quietly(session: Any) -> None:
+    """Close a read session whose connection may be gone already (then there is nothing to release;
+    closing the driver releases whatever is left)."""
+    try:
+        session.close()
+    except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, OSError):
+        pass
