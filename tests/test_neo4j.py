@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -269,18 +270,52 @@ def _synthetic(round_no: int, batch: int) -> list[dict]:
     return docs
 
 
-def _child(uri: str, user: str, password: str, round_no: int) -> None:
-    """Index batch after batch until killed, saying when each store write starts and ends."""
+class _CountingTransaction:
+    """A write transaction that says each statement it runs, and at statement ``pause_at`` holds the
+    transaction open (the parent kills the process then, so the kill is inside it for certain)."""
+
+    def __init__(self, tx: Any, pause_at: int) -> None:
+        self._tx, self._pause_at, self._statements = tx, pause_at, 0
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._tx.run(*args, **kwargs)
+        self._statements += 1
+        if self._statements == self._pause_at:
+            result.consume()  # the statement's writes are on the server, uncommitted
+            print(f"paused {self._statements}", flush=True)
+            time.sleep(600)
+        print(f"statement {self._statements}", flush=True)
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tx, name)
+
+
+def _child(uri: str, user: str, password: str, round_no: int, pause_write: int, pause_at: int) -> None:
+    """Index batch after batch until killed, saying when each store write starts and ends and each
+    statement inside it; write number ``pause_write`` (from 1) holds its transaction open after
+    statement ``pause_at`` (0: never)."""
     store = Neo4jStore(uri, user, password)
-    write = store.write
+    write, transaction = store.write, Connection.transaction
+    writes, pause = 0, -1  # -1: not inside a store write
 
     def traced(batch):  # type: ignore[no-untyped-def]
-        print(f"write-begin {len(batch.passages)}", flush=True)
+        nonlocal writes, pause
+        writes += 1
+        pause = pause_at if writes == pause_write else 0
+        print(f"write-begin {writes}", flush=True)
         revision = write(batch)
+        pause = -1
         print(f"write-end {revision}", flush=True)
         return revision
 
+    def counted(self: Connection, doing: str, work: Any) -> Any:
+        if pause < 0:
+            return transaction(self, doing, work)
+        return transaction(self, doing, lambda tx: work(_CountingTransaction(tx, pause)))
+
     store.write = traced  # type: ignore[method-assign]
+    Connection.transaction = counted  # type: ignore[method-assign]
     # One index call, one transaction: the kill must land inside it.
     memory = Memory(store, embedder=_HashEmbedder(), extractor=_WordExtractor(),
                     settings=Settings(index_batch_documents=_PER_BATCH))
@@ -312,38 +347,65 @@ def _wait_for_no_other_transactions(server: dict[str, str], timeout: float = 60.
         time.sleep(0.2)
 
 
+def _spawn_writer(server: dict[str, str], round_no: int, pause_write: int, pause_at: int,
+                  err: Path) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "child", server["uri"], server["user"], server["password"], str(round_no),
+         str(pause_write), str(pause_at)],
+        stdout=subprocess.PIPE, stderr=open(err, "w"), text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert _read_line(proc, 120) == "ready", err.read_text()
+    return proc
+
+
+def _read_write(proc: subprocess.Popen) -> list[str]:
+    """The lines of one store write the child lets finish, from ``write-begin`` to ``write-end``."""
+    lines = [_read_line(proc, 300)]
+    assert lines[0].startswith("write-begin"), lines
+    while not lines[-1].startswith("write-end"):
+        lines.append(_read_line(proc, 300))
+    return lines
+
+
 def test_killing_a_writer_mid_transaction_leaves_the_graph_consistent(neo4j_store, neo4j_server, tmp_path):
     neo4j_store().close()  # wiped and schema'd
     rng = random.Random(7)
-    durations: list[float] = []
-    kills_mid_write = 0
-    rounds = 3
-    for round_no in range(rounds):
-        proc = subprocess.Popen(
-            [sys.executable, __file__, "child", neo4j_server["uri"], neo4j_server["user"],
-             neo4j_server["password"], str(round_no)],
-            stdout=subprocess.PIPE, stderr=open(tmp_path / f"child{round_no}.err", "w"), text=True,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        )
+    # Round 0 lets two writes commit, learning how many statements and how long one write takes, then
+    # kills the third at a random moment (it may land anywhere, even after COMMIT was sent). Each later
+    # round lets 0 or 1 write commit and kills the next while it holds its transaction open after a
+    # random statement: the kill is inside an open transaction with part of the batch written.
+    proc = _spawn_writer(neo4j_server, 0, 0, 0, tmp_path / "child0.err")
+    try:
+        durations, statements = [], []
+        for _ in range(2):
+            start = time.perf_counter()
+            lines = _read_write(proc)
+            durations.append(time.perf_counter() - start)
+            statements.append(sum(line.startswith("statement") for line in lines))
+        assert min(statements) > 3, statements
+        assert _read_line(proc, 300).startswith("write-begin")
+        time.sleep(rng.uniform(0.2, 0.8) * min(durations))
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(30)
+    for round_no in (1, 2):
+        let_finish = rng.randint(0, 1)
+        pause_at = rng.randint(1, min(statements) - 1)
+        proc = _spawn_writer(neo4j_server, round_no, let_finish + 1, pause_at, tmp_path / f"child{round_no}.err")
         try:
-            assert _read_line(proc, 120) == "ready", (tmp_path / f"child{round_no}.err").read_text()
-            # Round 0 lets two writes finish to learn how long one takes; then kill a write part way.
-            let_finish = 2 if round_no == 0 else rng.randint(0, 1)
             for _ in range(let_finish):
-                line = _read_line(proc, 300)
-                assert line.startswith("write-begin"), line
-                start = time.perf_counter()
-                assert _read_line(proc, 300).startswith("write-end")
-                durations.append(time.perf_counter() - start)
+                _read_write(proc)
             assert _read_line(proc, 300).startswith("write-begin")
-            time.sleep(rng.uniform(0.2, 0.8) * min(durations))
+            line = _read_line(proc, 300)
+            while line.startswith("statement"):
+                line = _read_line(proc, 300)
+            assert line == f"paused {pause_at}", line
             proc.send_signal(signal.SIGKILL)
-            rest = proc.stdout.read()
-            kills_mid_write += "write-end" not in rest
+            assert "write-end" not in proc.stdout.read()
         finally:
             proc.kill()
             proc.wait(30)
-    assert kills_mid_write >= rounds - 1, "the kills should land inside a write transaction"
     # A kill can land after the child sent COMMIT: the server then finishes that commit on its own
     # time. Read the graph once no transaction of a dead child is left open or committing.
     _wait_for_no_other_transactions(neo4j_server)
@@ -463,7 +525,7 @@ def test_lucene_query_quotes_every_word():
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["child"]:
-    _child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    _child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]))
 
 
 class _Building:
