@@ -11,12 +11,16 @@ then replays every recorded read, one statement each, in turn with:
 - ``strengths`` (stop 48's statement): each target's record id and strength over every edge read
   with the edges, so no second read (``benchmarks/cypher/``);
 - ``ids``: the same traversal returning each target's id, no strength;
-- ``traversal``: the relationships counted: finding the frontier and walking its edges alone.
+- ``traversal``: the relationships counted: finding the frontier and walking its edges alone;
+- ``nested`` (stop 52's statement): the shipped traversal answering five lists per owner (its
+  targets by kind, synonyms as pairs) and echoing its record id, where the shipped one answers one flat
+  list of numbers per owner (``hippo.store.neo4j.frontier``).
 
 The variants run interleaved, ``--rounds`` times; the table gives per recall the median over the
-rounds of the client's wall time and the server's (``result_available_after`` +
-``result_consumed_after``). The gaps say what each part of the read costs: what reading the
-targets' strengths, their ids and the traversal itself take.
+rounds of the client's wall time, its CPU time (packing the parameters, decoding the answer) and the
+server's time (``result_available_after`` + ``result_consumed_after``). The gaps say what each part of
+the read costs: what reading the targets' strengths, their ids and the traversal itself take, and what
+the answer's shape costs the client.
 
     python benchmarks/frontier_reads.py --size 100000 --store bolt://neo4j:pass@127.0.0.1:7732
 """
@@ -37,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # also when run
 from benchmarks.common import log, machine_info, machine_line, markdown_table, write_outputs  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-VARIANTS = {"strengths": "frontier_strengths", "ids": "frontier_ids", "traversal": "frontier_count"}
+VARIANTS = {"strengths": "frontier_strengths", "ids": "frontier_ids", "traversal": "frontier_count",
+            "nested": "frontier_nested"}
 
 
 def _statement(name: str) -> str:
@@ -68,16 +73,18 @@ def record(size: int, store: str, queries: int, warm: int = 10) -> tuple[list[di
         memory.recall(q)
     frontiers: list[dict[str, Any]] = []
     namings: list[dict[str, Any]] = []
+    owner_edges: list[int] = []  # per owner read: its edges
     shipped, naming = Neo4jReader.neighbours, Neo4jReader.keyed
     weights = {"mention_weight": memory.settings.mention_weight, "relation_weight": memory.settings.relation_weight}
 
-    def recording(reader: Any, passages: list[tuple[str, int]], entities: list[tuple[str, int]],
-                  everything: bool = False) -> Any:
+    def recording(reader: Any, passages: list[Any], entities: list[Any], everything: bool = False) -> Any:
         # Replayed by record id (the variants take no node ids): the owners' index seeks included.
-        frontiers.append({"passages": [p for p, _ in passages], "entities": [e for e, _ in entities],
+        frontiers.append({"passages": [o.record for o in passages], "entities": [o.record for o in entities],
                           "passage_nodes": [], "entity_nodes": [], "spaces": reader.spaces,
                           "everything": everything and reader.spaces is None, **weights})
-        return shipped(reader, passages, entities, everything=everything)
+        found = shipped(reader, passages, entities, everything=everything)
+        owner_edges.extend(found.counts.sum(axis=1).tolist())
+        return found
 
     def named(reader: Any, keys: list[str], **given: Any) -> Any:
         namings.append({"keys": list(keys), "spaces": reader.spaces, **given})
@@ -89,29 +96,32 @@ def record(size: int, store: str, queries: int, warm: int = 10) -> tuple[list[di
             memory.recall(q, n=5, k=10)
     finally:
         Neo4jReader.neighbours, Neo4jReader.keyed = shipped, naming  # type: ignore[method-assign]
-    return frontiers, namings, (memory, neo)
+    return frontiers, namings, owner_edges, (memory, neo)
 
 
-def replay(session: Any, statement: str, frontiers: list[dict[str, Any]]) -> tuple[float, float]:
-    """Seconds of client wall time and of server time to read every frontier once."""
-    server, start = 0.0, time.perf_counter()
+def replay(session: Any, statement: str, frontiers: list[dict[str, Any]]) -> tuple[float, float, float]:
+    """Seconds of client wall time, of client CPU (this thread's) and of server time to read every
+    frontier once."""
+    server, start, cpu = 0.0, time.perf_counter(), time.thread_time()
     for params in frontiers:
         result = session.run(statement, **params)
         result.single()
         summary = result.consume()
         server += ((summary.result_available_after or 0) + (summary.result_consumed_after or 0)) / 1000
-    return time.perf_counter() - start, server
+    return time.perf_counter() - start, time.thread_time() - cpu, server
 
 
 def run(size: int, store: str, queries: int, rounds: int, warm: int) -> dict[str, Any]:
     from hippo.store.cypher import cypher
 
-    frontiers, namings, (memory, neo) = record(size, store, queries, warm)
+    frontiers, namings, owner_edges, (memory, neo) = record(size, store, queries, warm)
     neighbours = cypher("read_neighbours")
-    reads = {"shipped": [(neighbours, frontiers)],
-             "shipped + naming": [(neighbours, frontiers), (cypher("read_keyed_nodes"), namings)],
+    keyed = [{**f, "passages": [[rid, i] for i, rid in enumerate(f["passages"])],
+              "entities": [[rid, len(f["passages"]) + i] for i, rid in enumerate(f["entities"])]} for f in frontiers]
+    reads = {"shipped": [(neighbours, keyed)],
+             "shipped + naming": [(neighbours, keyed), (cypher("read_keyed_nodes"), namings)],
              **{k: [(_statement(v), frontiers)] for k, v in VARIANTS.items()}}
-    timings: dict[str, list[tuple[float, float]]] = {name: [] for name in reads}
+    timings: dict[str, list[tuple[float, float, float]]] = {name: [] for name in reads}
     with neo.db.session() as session:
         counted = [session.run(_statement("frontier_distinct"), **f).single() for f in frontiers]
         edges, targets = sum(c["edges"] for c in counted), sum(c["targets"] for c in counted)
@@ -122,14 +132,23 @@ def run(size: int, store: str, queries: int, rounds: int, warm: int) -> dict[str
             names = list(reads) if turn % 2 == 0 else list(reads)[::-1]  # neither always first
             for name in names:
                 spent = [replay(session, statement, params) for statement, params in reads[name]]
-                timings[name].append((sum(w for w, _ in spent), sum(s for _, s in spent)))
+                timings[name].append(tuple(sum(part) for part in zip(*spent, strict=True)))  # type: ignore[arg-type]
     memory.close()
-    rows = [{"variant": name, "wall_ms_per_recall": 1000 * float(np.median([w for w, _ in t])) / queries,
-             "server_ms_per_recall": 1000 * float(np.median([s for _, s in t])) / queries,
-             "rounds": [[round(1000 * w / queries, 1), round(1000 * s / queries, 1)] for w, s in t]}
+
+    def per_recall(values: list[float]) -> float:
+        return 1000 * float(np.median(values)) / queries
+
+    rows = [{"variant": name, "wall_ms_per_recall": per_recall([w for w, _, _ in t]),
+             "client_cpu_ms_per_recall": per_recall([c for _, c, _ in t]),
+             "server_ms_per_recall": per_recall([s for _, _, s in t]),
+             "rounds": [[round(1000 * x / queries, 1) for x in one] for one in t]}
             for name, t in timings.items()]
     everything = float(np.mean([f["everything"] for f in frontiers]))
+    largest = np.sort(np.array(owner_edges, dtype=np.int64))[::-1]
     return {"size": size, "queries": queries, "warm": warm, "frontiers_per_recall": len(frontiers) / queries,
+            "owners_per_recall": len(owner_edges) / queries,
+            "top_percent_owners_edge_share": float(largest[: max(len(largest) // 100, 1)].sum()
+                                                   / max(largest.sum(), 1)),
             "namings_per_recall": len(namings) / queries,
             "named_per_recall": sum(len(n["keys"]) for n in namings) / queries,
             "edges_per_recall": edges / queries,
@@ -140,14 +159,18 @@ def run(size: int, store: str, queries: int, rounds: int, warm: int) -> dict[str
 def render(result: dict[str, Any], command: str) -> str:
     before = next(r for r in result["variants"] if r["variant"] == "strengths")
     table = markdown_table(
-        ["statement", "wall ms / recall", "server ms / recall", "wall vs strengths", "server vs strengths"],
-        [[r["variant"], f"{r['wall_ms_per_recall']:.1f}", f"{r['server_ms_per_recall']:.1f}",
+        ["statement", "wall ms / recall", "client CPU ms / recall", "server ms / recall", "wall vs strengths",
+         "server vs strengths"],
+        [[r["variant"], f"{r['wall_ms_per_recall']:.1f}", f"{r['client_cpu_ms_per_recall']:.1f}",
+          f"{r['server_ms_per_recall']:.1f}",
           f"{r['wall_ms_per_recall'] / before['wall_ms_per_recall']:.2f}",
           f"{r['server_ms_per_recall'] / before['server_ms_per_recall']:.2f}"] for r in result["variants"]])
     return (f"# Store-side frontier reads: where the server's time goes\n\n{machine_line(result['machine'])}\n\n"
             f"{result['size']:,} passages, {result['queries']} recalls after {result['warm']}: "
-            f"{result['frontiers_per_recall']:.1f} frontier reads and {result['edges_per_recall']:,.0f} edges a "
-            f"recall ({result['edges_per_target']:.2f} edges a distinct target within a statement), "
+            f"{result['frontiers_per_recall']:.1f} frontier reads of {result['owners_per_recall']:,.0f} nodes and "
+            f"{result['edges_per_recall']:,.0f} edges a recall ({result['edges_per_target']:.2f} edges a distinct "
+            f"target within a statement; the 1 % of nodes with the most edges hold "
+            f"{result['top_percent_owners_edge_share']:.0%} of them), "
             f"{result['namings_per_recall']:.1f} reads naming {result['named_per_recall']:,.0f} targets the "
             f"reader's cache did not know; each read in one "
             f"statement, sequentially (recall splits a wide one in two side by side); the variants skip visibility, "

@@ -28,11 +28,15 @@ def segment_indices(indptr: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, n
     """(entries per key, positions of all their entries) in a CSR row-pointer array."""
     starts = indptr[keys]
     counts = indptr[keys + 1] - starts
+    return counts, ranges(starts, counts)
+
+
+def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The positions ``starts[i], ..., starts[i] + counts[i] - 1`` for each ``i`` in turn, as one array."""
     total = int(counts.sum())
     if not total:
-        return counts, np.zeros(0, dtype=np.int64)
-    shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
-    return counts, shift + np.arange(total)
+        return np.zeros(0, dtype=np.int64)
+    return np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(total)
 
 
 @dataclass(frozen=True)

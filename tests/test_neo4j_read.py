@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import neo4j
@@ -22,6 +22,7 @@ from hippo.datasets import SAMPLE
 from hippo.errors import StoreError
 from hippo.memory.source import LocalSource
 from hippo.store.neo4j import Neo4jStore
+from hippo.store.neo4j.frontier import Owner
 from hippo.store.neo4j.reader import SPLIT_FROM, Neo4jReader
 from hippo.store.neo4j.schema import SCHEMA_VERSION
 
@@ -183,14 +184,14 @@ def test_a_wide_frontier_read_in_parts_reads_the_same_edges(server: dict[str, st
     store = Neo4jStore(server["uri"], server["user"], server["password"])
     try:
         graph = store.load_graph()
-        passages = [(pid, -1) for pid, _ in graph.passages]
-        entities = [(eid, -1) for eid in sorted({e for _, e in graph.mentions})]
+        passages = [Owner(i, pid, -1) for i, (pid, _) in enumerate(graph.passages)]
+        entities = [Owner(len(passages) + i, eid, -1) for i, eid in enumerate(sorted({e for _, e in graph.mentions}))]
         parts = min(3, (len(passages) + len(entities)) // SPLIT_FROM + 1)
         assert parts >= 2, "the sample's frontier is wide enough to be split"
         for spaces in (None, frozenset({SMALL_SPACE}), frozenset({"org"})):
-            whole = store.reader(spaces).neighbours(passages, entities)
+            whole = store.reader(spaces).neighbours(passages, entities).by_owner()
             split = store.reader(spaces, parts=3)
-            assert split.neighbours(passages, entities) == whole and whole
+            assert split.neighbours(passages, entities).by_owner() == whole and whole
             assert split.calls["read_neighbours"] == parts
     finally:
         store.close()
@@ -209,15 +210,25 @@ def test_owners_found_by_node_id_read_the_edges_they_read_by_record_id(server: d
             records, _, _ = driver.execute_query("MATCH (n) WHERE n:Passage OR n:Entity "
                                                  "RETURN n.id AS id, id(n) AS node")
         node = {r["id"]: r["node"] for r in records}
+        key = {rid: i for i, rid in enumerate(passages + entities)}
+
+        def owners(ids: list[str], by_node: Callable[[int], bool]) -> list[Owner]:
+            return [Owner(key[r], r, node[r] if by_node(i) else -1) for i, r in enumerate(ids)]
+
         for spaces in (None, frozenset({SMALL_SPACE}), frozenset({"org"})):
             reader = store.reader(spaces)
-            by_id = reader.neighbours([(p, -1) for p in passages], [(e, -1) for e in entities])
-            by_node = reader.neighbours([(p, node[p]) for p in passages], [(e, node[e]) for e in entities])
-            mixed = reader.neighbours([(p, node[p] if i % 2 else -1) for i, p in enumerate(passages)],
-                                      [(e, -1 if i % 2 else node[e]) for i, e in enumerate(entities)])
+            by_id = reader.neighbours(owners(passages, lambda i: False), owners(entities, lambda i: False)).by_owner()
+            by_node = reader.neighbours(owners(passages, lambda i: True), owners(entities, lambda i: True)).by_owner()
+            mixed = reader.neighbours(owners(passages, lambda i: i % 2 == 1),
+                                      owners(entities, lambda i: i % 2 == 0)).by_owner()
             assert by_node == by_id == mixed and by_id
-        crossed = store.reader(None).neighbours([(passages[0], node[entities[0]])], [(entities[0], node[passages[0]])])
-        assert crossed == {}
+            # a passage's targets are the entities it mentions, by node id
+            for k, (_, targets, _) in by_id.items():
+                if k < len(passages):
+                    assert set(targets) == {node[e] for p, e in graph.mentions if p == passages[k]}
+        crossed = store.reader(None).neighbours([Owner(0, passages[0], node[entities[0]])],
+                                                [Owner(1, entities[0], node[passages[0]])])
+        assert crossed.by_owner() == {}
     finally:
         store.close()
 

@@ -185,7 +185,7 @@ def test_a_frontier_read_names_only_the_targets_the_cache_does_not_know():
     """Targets come by node id: bound ones with a learnt strength are taken as they are, each other
     one is looked up once (one round trip) and then bound, with its strength learnt first."""
     from hippo.memory.store_names import named_edges
-    from hippo.store.neo4j.reader import Edges
+    from hippo.store.neo4j.frontier import Frontier
 
     names, cache = Names(), EdgeCache()
     owners = names.of(["p1", "e1"], np.array([True, False]))
@@ -198,8 +198,9 @@ def test_a_frontier_read_names_only_the_targets_the_cache_does_not_know():
         asked.append(keys)
         return {102: ("e2", 7.0), 201: ("p2", None), 103: ("e3", 2.5)}
 
-    found = {"p1": Edges([101, 102], [], [], []),
-             "e1": Edges([], [201], [102, 102], [(103, 0.75)])}
+    p1, e1 = owners.tolist()
+    # the read's answer: e1 first (the owners need not come back in the order asked), then p1
+    found = Frontier.of([[e1, 0, 1, 2, 1, 201, 102, 102, 103, 0.75], [p1, 2, 0, 0, 0, 101, 102]])
     lengths, targets, weights, kinds, passages = named_edges(names, cache, owners, found, keyed, 1.0, 2.0)
     assert asked == [[102, 201, 103]]  # each unknown one once, in the order met
     assert lengths.tolist() == [2, 4] and passages.tolist() == [0, 1]
@@ -210,4 +211,4 @@ def test_a_frontier_read_names_only_the_targets_the_cache_does_not_know():
     named_edges(names, cache, owners, found, keyed, 1.0, 2.0)
     assert len(asked) == 1  # all bound and learnt now: nothing more to ask
     with pytest.raises(StoreError, match="gone from the store"):
-        named_edges(names, cache, owners, {"p1": Edges([999], [], [], [])}, keyed, 1.0, 2.0)
+        named_edges(names, cache, owners, Frontier.of([[p1, 1, 0, 0, 0, 999]]), keyed, 1.0, 2.0)

@@ -15,8 +15,10 @@
 // No target's label is checked either: MENTIONS only ever goes from a passage to an entity and RELATES
 // from an entity to an entity, and a label check reads the target's node record (~9 % of the
 // server's time on the 100k store, the same edges for 40 recalls' frontiers).
-// One record, a list of [owner, entities, passages, relations, synonyms ([node id, score])]
-// (the driver's cost is per record).
+// One record (the driver's cost is per record) of one flat list per owner found:
+// [key, e, p, r, s, <e + p + r + s target node ids>, <s synonym scores>] (hippo.store.neo4j.frontier:
+// the driver builds a Python list per list it decodes, and five nested lists an owner cost the client
+// ~1.7x the CPU of one, benchmarks/frontier_reads.py).
 // $everything: the reader sees every space and no passage is forgotten, so an entity is visible when
 // any passage mentions it (its degree counter, not a look at its passages: ~20 % of a wave's time),
 // and no passage's or fact's own visibility is read (100k passages: ~9 % less time waited on these reads).
@@ -24,37 +26,37 @@
 // seek; at 100k passages ~30 % less of the server's time on a wave's read than by record id), else
 // by record id through the property index (a recall's seeds). A node found by id is checked for its
 // label (read with its record anyway), so a foreign write cannot turn it into another kind.
-// $passages, $entities: [record id]; $passage_nodes, $entity_nodes: [[record id, node id]];
-// $spaces: [string] or null, $everything: bool
+// $passages, $entities: [[record id, key]]; $passage_nodes, $entity_nodes: [[node id, key]] (key: the
+// caller's integer for the owner, echoed); $spaces: [string] or null, $everything: bool
 CALL () {
   CALL () {
-    UNWIND $passages AS pid
-    MATCH (p:Passage {id: pid})
-    RETURN pid AS owner, p
+    UNWIND $passages AS pair
+    MATCH (p:Passage {id: pair[0]})
+    RETURN pair[1] AS owner, p
     UNION ALL
     UNWIND $passage_nodes AS pair
-    MATCH (p) WHERE id(p) = pair[1] AND p:Passage
-    RETURN pair[0] AS owner, p
+    MATCH (p) WHERE id(p) = pair[0] AND p:Passage
+    RETURN pair[1] AS owner, p
   }
   WITH owner, p
   WHERE p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)
-  RETURN owner, [(p)-[:MENTIONS]->(e) | id(e)] AS entities, [] AS passages, [] AS relations,
-         [] AS synonyms
+  WITH owner, [(p)-[:MENTIONS]->(e) | id(e)] AS entities
+  RETURN [owner, size(entities), 0, 0, 0] + entities AS edges
   UNION ALL
   CALL () {
-    UNWIND $entities AS eid
-    MATCH (e:Entity {id: eid})
-    RETURN eid AS owner, e
+    UNWIND $entities AS pair
+    MATCH (e:Entity {id: pair[0]})
+    RETURN pair[1] AS owner, e
     UNION ALL
     UNWIND $entity_nodes AS pair
-    MATCH (e) WHERE id(e) = pair[1] AND e:Entity
-    RETURN pair[0] AS owner, e
+    MATCH (e) WHERE id(e) = pair[0] AND e:Entity
+    RETURN pair[1] AS owner, e
   }
   WITH owner, e, CASE WHEN $everything THEN e.mention_count > 0 ELSE EXISTS {
     MATCH (q:Passage)-[:MENTIONS]->(e)
     WHERE q.forgotten_at IS NULL AND ($spaces IS NULL OR q.space IN $spaces)
   } END AS seen
-  RETURN owner, [] AS entities,
+  WITH owner,
     [(p)-[:MENTIONS]->(e)
        WHERE $everything OR (p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)) | id(p)]
       AS passages,
@@ -64,5 +66,7 @@ CALL () {
        MATCH (q:Passage)-[:MENTIONS]->(o)
        WHERE q.forgotten_at IS NULL AND ($spaces IS NULL OR q.space IN $spaces)
      } END) | [id(o), s.score]] AS synonyms
+  RETURN [owner, 0, size(passages), size(relations), size(synonyms)] + passages + relations
+         + [s IN synonyms | s[0]] + [s IN synonyms | s[1]] AS edges
 }
-RETURN collect([owner, entities, passages, relations, synonyms]) AS edges
+RETURN collect(edges) AS edges

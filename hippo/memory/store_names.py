@@ -4,7 +4,6 @@ as small integers, bound to the node ids a frontier read names its targets by.
 
 from __future__ import annotations
 
-import itertools
 import threading
 from typing import TYPE_CHECKING, Protocol
 
@@ -13,7 +12,7 @@ import numpy as np
 from hippo.errors import StoreError
 from hippo.graph.edges import MENTION, RELATION, SYNONYM
 from hippo.int_map import IntMap
-from hippo.store.neo4j.reader import Edges
+from hippo.store.neo4j.frontier import Frontier, Owner
 
 if TYPE_CHECKING:
     from hippo.memory.store_cache import EdgeCache
@@ -69,13 +68,14 @@ class Names:
             self.keys.put(keys, names)
             self.node[names] = keys
 
-    def owners(self, names: np.ndarray) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-        """The passages and the entities among ``names`` as a frontier read takes them: (record id,
-        node id or -1 where none is bound)."""
-        pairs = list(zip([self.ids[n] for n in names.tolist()], self.node[names].tolist(), strict=True))
+    def owners(self, names: np.ndarray) -> tuple[list[Owner], list[Owner]]:
+        """The passages and the entities among ``names`` as a frontier read takes them, keyed by their
+        integers (with their node ids where bound)."""
+        ids = self.ids
+        owners = [Owner(n, ids[n], node) for n, node in zip(names.tolist(), self.node[names].tolist(), strict=True)]
         passage = self.passage[names].tolist()
-        return ([pair for pair, p in zip(pairs, passage, strict=True) if p],
-                [pair for pair, p in zip(pairs, passage, strict=True) if not p])
+        return ([o for o, p in zip(owners, passage, strict=True) if p],
+                [o for o, p in zip(owners, passage, strict=True) if not p])
 
 
 class Keyed(Protocol):
@@ -85,20 +85,15 @@ class Keyed(Protocol):
                  relation_weight: float) -> dict[int, tuple[str, float | None]]: ...
 
 
-def named_edges(names: Names, cache: EdgeCache, owners: np.ndarray, found: dict[str, Edges], keyed: Keyed,
+def named_edges(names: Names, cache: EdgeCache, owners: np.ndarray, found: Frontier, keyed: Keyed,
                 mention_weight: float, relation_weight: float) -> tuple[np.ndarray, ...]:
     """The edges read for ``owners`` (``names`` integers) as ``cache.add`` takes them: targets as
     ``names`` integers, weighted as in process (relation and mention weights, synonym scores). Targets
     come by node id; the ones not bound to a name yet, or whose strength over every edge ``cache``
     has not learnt, are looked up at once (``keyed``: one round trip) and learnt."""
-    empty = Edges([], [], [], [])
-    edges = [found.get(names.ids[n], empty) for n in owners.tolist()]
-    counts = np.array([(len(e.entities), len(e.passages), len(e.relations), len(e.synonyms)) for e in edges],
-                      dtype=np.int64).reshape(-1, 4)
-    part = np.repeat(np.tile(np.arange(4), len(edges)), counts.ravel())  # 0-3: the four lists of Edges
-    keys = np.fromiter(itertools.chain.from_iterable(
-        itertools.chain(e.entities, e.passages, e.relations, (o for o, _ in e.synonyms)) for e in edges),
-        dtype=np.int64, count=int(counts.sum()))
+    found = found.aligned(owners)
+    counts, keys = found.counts, found.targets
+    part = np.repeat(np.tile(np.arange(4), len(counts)), counts.ravel())  # 0-3: the four kinds of a Frontier
     targets = names.by_keys(keys)
     bound = targets >= 0
     bound[bound] = cache.learned(targets[bound])
@@ -115,6 +110,6 @@ def named_edges(names: Names, cache: EdgeCache, owners: np.ndarray, found: dict[
         names.bind(np.fromiter(ask, dtype=np.int64, count=len(ask)), learnt)  # after ``learn``: a name
         targets[unknown] = names.by_keys(keys[unknown])  # bound is a strength learnt
     weights = np.array([mention_weight, mention_weight, relation_weight, 0.0])[part]
-    weights[part == 3] = [w for e in edges for _, w in e.synonyms]
+    weights[part == 3] = found.scores
     kinds = np.array([MENTION, MENTION, RELATION, SYNONYM], dtype=np.int8)[part]
     return counts.sum(axis=1), targets, weights, kinds, counts[:, 1]

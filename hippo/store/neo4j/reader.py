@@ -39,16 +39,16 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 
 from hippo.models import TextForm
 from hippo.store.base import Spaces, VectorKind
 from hippo.store.neo4j.connection import Connection
+from hippo.store.neo4j.frontier import EMPTY, Frontier, Owner
 from hippo.store.neo4j.schema import META
 
 Family = Literal["passages", "entities", "facts"]
@@ -78,17 +78,6 @@ class Statistics:
     def whole(self) -> bool:
         """Every stored passage is live and in the reader's spaces: nothing is hidden from the reader."""
         return self.passages == self.stored
-
-
-class Edges(NamedTuple):
-    """The visible edges at one node: targets by node id (``keyed`` reads what a caller does not
-    know of them), by kind; synonyms as [node id, score]. A tuple over the lists the driver decoded,
-    nothing copied: ~1,300 of these a recall at 100k passages."""
-
-    entities: list[int]  # mentioned by a passage
-    passages: list[int]  # mentioning an entity
-    relations: list[int]  # other ends of facts (one per fact)
-    synonyms: Sequence[Sequence[Any]]  # [node id, score]
 
 
 def cosine(score: float) -> float:
@@ -232,34 +221,28 @@ class Neo4jReader:
 
     # -- the graph -----------------------------------------------------------------------
 
-    def neighbours(self, passages: list[tuple[str, int]], entities: list[tuple[str, int]], *,
-                   everything: bool = False) -> dict[str, Edges]:
-        """The visible edges at a frontier of passages and entities (one push wave), each owner given
-        as (record id, node id or -1 where the caller does not know it), by record id; their targets
-        by node id. ``everything``: the caller knows the reader sees every space of a store with
-        nothing forgotten (the degree counters then say what is visible)."""
+    def neighbours(self, passages: list[Owner], entities: list[Owner], *, everything: bool = False) -> Frontier:
+        """The visible edges at a frontier of passages and entities (one push wave), by the owners'
+        keys; their targets by node id. ``everything``: the caller knows the reader sees every space of
+        a store with nothing forgotten (the degree counters then say what is visible)."""
         if not passages and not entities:
-            return {}
+            return EMPTY
         everything = everything and self.spaces is None
         parts = min(self.parts, (len(passages) + len(entities)) // SPLIT_FROM + 1)
         if parts == 1:
             return self._neighbours(passages, entities, everything)
         # One statement runs on one core of the server: a wide frontier is read as ``parts`` statements
         # side by side, each every ``parts``-th node, so the hubs a frontier holds spread over them.
-        found: dict[str, Edges] = {}
-        for edges in PARTS.map(lambda i: self._neighbours(passages[i::parts], entities[i::parts], everything),
-                               range(parts)):
-            found.update(edges)
-        return found
+        return Frontier.concat(list(PARTS.map(
+            lambda i: self._neighbours(passages[i::parts], entities[i::parts], everything), range(parts))))
 
-    def _neighbours(self, passages: list[tuple[str, int]], entities: list[tuple[str, int]],
-                    everything: bool) -> dict[str, Edges]:
+    def _neighbours(self, passages: list[Owner], entities: list[Owner], everything: bool) -> Frontier:
         rows = self._read("read_neighbours", "reading a frontier's edges", everything=everything,
-                          passages=[rid for rid, node in passages if node < 0],
-                          passage_nodes=[[rid, node] for rid, node in passages if node >= 0],
-                          entities=[rid for rid, node in entities if node < 0],
-                          entity_nodes=[[rid, node] for rid, node in entities if node >= 0])
-        return {row[0]: Edges(*row[1:]) for row in (rows[0]["edges"] if rows else [])}
+                          passages=[[o.record, o.key] for o in passages if o.node < 0],
+                          passage_nodes=[[o.node, o.key] for o in passages if o.node >= 0],
+                          entities=[[o.record, o.key] for o in entities if o.node < 0],
+                          entity_nodes=[[o.node, o.key] for o in entities if o.node >= 0])
+        return Frontier.of(rows[0]["edges"] if rows else [])
 
     def keyed(self, keys: list[int], *, mention_weight: float = 1.0,
               relation_weight: float = 1.0) -> dict[int, tuple[str, float | None]]:
