@@ -53,10 +53,6 @@ class Frontier(NamedTuple):
                    targets=flat[ranges(starts + HEADER, width)].astype(np.int64),
                    scores=flat[ranges(starts + HEADER + width, counts[:, 3])])
 
-    @classmethod
-    def concat(cls, parts: Sequence[Frontier]) -> Frontier:
-        return cls(*(np.concatenate(column) for column in zip(*parts, strict=True)))
-
     def aligned(self, keys: np.ndarray) -> Frontier:
         """The same edges for the owners ``keys``, in that order: an owner the read did not find (not
         visible to the reader) has none."""

@@ -230,19 +230,21 @@ class Neo4jReader:
         everything = everything and self.spaces is None
         parts = min(self.parts, (len(passages) + len(entities)) // SPLIT_FROM + 1)
         if parts == 1:
-            return self._neighbours(passages, entities, everything)
+            return Frontier.of(self._neighbours(passages, entities, everything))
         # One statement runs on one core of the server: a wide frontier is read as ``parts`` statements
-        # side by side, each every ``parts``-th node, so the hubs a frontier holds spread over them.
-        return Frontier.concat(list(PARTS.map(
-            lambda i: self._neighbours(passages[i::parts], entities[i::parts], everything), range(parts))))
+        # side by side, each every ``parts``-th node, so the hubs a frontier holds spread over them. The
+        # answers become arrays here, on the caller's thread (see ``Frontier.of``).
+        return Frontier.of([row for rows in PARTS.map(
+            lambda i: self._neighbours(passages[i::parts], entities[i::parts], everything), range(parts))
+            for row in rows])
 
-    def _neighbours(self, passages: list[Owner], entities: list[Owner], everything: bool) -> Frontier:
+    def _neighbours(self, passages: list[Owner], entities: list[Owner], everything: bool) -> list[list[float]]:
         rows = self._read("read_neighbours", "reading a frontier's edges", everything=everything,
                           passages=[[o.record, o.key] for o in passages if o.node < 0],
                           passage_nodes=[[o.node, o.key] for o in passages if o.node >= 0],
                           entities=[[o.record, o.key] for o in entities if o.node < 0],
                           entity_nodes=[[o.node, o.key] for o in entities if o.node >= 0])
-        return Frontier.of(rows[0]["edges"] if rows else [])
+        return rows[0]["edges"] if rows else []
 
     def keyed(self, keys: list[int], *, mention_weight: float = 1.0,
               relation_weight: float = 1.0) -> dict[int, tuple[str, float | None]]:
