@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from hippo.errors import StoreError
 from hippo.runs import ranges
 
 HEADER = 5  # key and the four counts
@@ -45,10 +46,13 @@ class Frontier(NamedTuple):
         lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
         flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.float64, count=int(lengths.sum()))
         starts = np.cumsum(lengths) - lengths
+        wrong = StoreError("a frontier read's answer does not have the shape read_neighbours.cypher gives")
+        if (lengths < HEADER).any():
+            raise wrong
         counts = flat[starts[:, None] + np.arange(1, HEADER)].astype(np.int64).reshape(-1, 4)
         width = counts.sum(axis=1)
         if not np.array_equal(lengths, HEADER + width + counts[:, 3]):
-            raise ValueError("a frontier read's answer does not have the shape read_neighbours.cypher gives")
+            raise wrong
         return cls(keys=flat[starts].astype(np.int64), counts=counts,
                    targets=flat[ranges(starts + HEADER, width)].astype(np.int64),
                    scores=flat[ranges(starts + HEADER + width, counts[:, 3])])
@@ -60,7 +64,7 @@ class Frontier(NamedTuple):
         order = np.argsort(keys, kind="stable")
         at = np.searchsorted(keys, self.keys, sorter=order)
         if len(self.keys) and (at.max() >= len(keys) or not np.array_equal(keys[order[at]], self.keys)):
-            raise ValueError("a frontier read answered for an owner it was not asked for")
+            raise StoreError("a frontier read answered for an owner it was not asked for")
         where = order[at]  # each found owner's place among ``keys``
         counts = np.zeros((len(keys), 4), dtype=np.int64)
         counts[where] = self.counts
