@@ -46,13 +46,12 @@ class Frontier(NamedTuple):
         lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
         flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.float64, count=int(lengths.sum()))
         starts = np.cumsum(lengths) - lengths
-        wrong = StoreError("a frontier read's answer does not have the shape read_neighbours.cypher gives")
         if (lengths < HEADER).any():
-            raise wrong
+            raise _misshapen()
         counts = flat[starts[:, None] + np.arange(1, HEADER)].astype(np.int64).reshape(-1, 4)
         width = counts.sum(axis=1)
         if not np.array_equal(lengths, HEADER + width + counts[:, 3]):
-            raise wrong
+            raise _misshapen()
         return cls(keys=flat[starts].astype(np.int64), counts=counts,
                    targets=flat[ranges(starts + HEADER, width)].astype(np.int64),
                    scores=flat[ranges(starts + HEADER + width, counts[:, 3])])
@@ -81,6 +80,10 @@ class Frontier(NamedTuple):
         return {int(k): (tuple(c.tolist()), tuple(self.targets[te - w:te].tolist()),
                          tuple(self.scores[se - s:se].tolist()))
                 for k, c, w, te, s, se in zip(self.keys, self.counts, width, t_end, synonyms, s_end, strict=True)}
+
+
+def _misshapen() -> StoreError:
+    return StoreError("a frontier read's answer does not have the shape read_neighbours.cypher gives")
 
 
 EMPTY = Frontier(keys=np.zeros(0, dtype=np.int64), counts=np.zeros((0, 4), dtype=np.int64),
