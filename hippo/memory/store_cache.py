@@ -36,7 +36,12 @@ class NodeTable:
         self.local = np.zeros(0, dtype=np.int32)  # name -> handle + 1 (0: none yet)
         self.passage = np.zeros(0, dtype=bool)  # handle -> is a passage
         self.count: dict[int, int] = {}  # entity handle -> visible passages mentioning it
-        self.ids = _HandleIds(self)
+
+    @property
+    def ids(self) -> _HandleIds:
+        # Made on each use, not kept: kept, it and the table would be a reference cycle, and each
+        # recall's table (its ``local`` array ~1 MB at 100k passages) would wait for the cyclic GC.
+        return _HandleIds(self)
 
     def find(self, rid: str) -> int | None:
         """The handle of ``rid`` if this recall has met it."""
