@@ -91,8 +91,8 @@ def named_edges(names: Names, cache: EdgeCache, owners: np.ndarray, found: Front
     ``names`` integers, weighted as in process (relation and mention weights, synonym scores). Targets
     come by node id; the ones not bound to a name yet, or whose strength over every edge ``cache``
     has not learnt, are looked up at once (``keyed``: one round trip) and learnt."""
-    found = found.aligned(owners)
-    counts, keys = found.counts, found.targets
+    edges = found.aligned(owners)
+    counts, keys = edges.counts, edges.targets
     part = np.repeat(np.tile(np.arange(4), len(counts)), counts.ravel())  # 0-3: the four kinds of a Frontier
     targets = names.by_keys(keys)
     bound = targets >= 0
@@ -110,6 +110,6 @@ def named_edges(names: Names, cache: EdgeCache, owners: np.ndarray, found: Front
         names.bind(np.fromiter(ask, dtype=np.int64, count=len(ask)), learnt)  # after ``learn``: a name
         targets[unknown] = names.by_keys(keys[unknown])  # bound is a strength learnt
     weights = np.array([mention_weight, mention_weight, relation_weight, 0.0])[part]
-    weights[part == 3] = found.scores
+    weights[part == 3] = edges.scores
     kinds = np.array([MENTION, MENTION, RELATION, SYNONYM], dtype=np.int8)[part]
     return counts.sum(axis=1), targets, weights, kinds, counts[:, 1]

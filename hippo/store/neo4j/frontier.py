@@ -4,9 +4,9 @@ The statement answers one record holding one flat list per owner read:
 ``[key, e, p, r, s, <e + p + r + s target node ids>, <s synonym scores>]``, where ``key`` is the
 caller's integer for the owner (sent with it and echoed), ``e`` the entities a passage mentions, ``p``
 the passages mentioning an entity, ``r`` the other ends of its facts and ``s`` its synonyms. The driver
-builds one Python list per list it decodes: a flat list per owner decodes in ~0.6 of the client CPU of
-five nested ones (stop 52's shape; 100k passages, ~1,400 owners a recall: 11.9 -> ~7 ms a recall,
-``benchmarks/frontier_reads.py``), and numbers alone turn into arrays in one pass.
+builds one Python list per list it decodes: the reads decode in ~0.6 of the client CPU they took as
+five nested lists an owner (stop 52's shape; 100k passages, ~1,400 owners a recall: 9.4 -> 5.4 ms a
+recall, ``results/frontier_reads-stop53.md``), and numbers alone turn into arrays in one pass.
 """
 
 from __future__ import annotations
