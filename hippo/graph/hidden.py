@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hippo.graph.edges import SYNONYM
+from hippo.runs import ranges
 
 if TYPE_CHECKING:
     from hippo.graph.projection import GraphProjection
@@ -106,7 +107,7 @@ def touched_by(projection: GraphProjection, passages: np.ndarray, mentioned: np.
     first, count = projection.fact_first[passages], projection.fact_count[passages].astype(np.int64)
     has = first >= 0
     first, count = first[has], count[has]
-    rows = np.repeat(first - np.cumsum(count) + count, count) + np.arange(int(count.sum()))  # each passage's rows
+    rows = ranges(first, count)  # each passage's rows
     ends = np.concatenate([projection.fact_subject[rows], projection.fact_object[rows]]).astype(np.int64)
     return np.unique(np.concatenate([passages, mentioned, ends[ends >= 0]]))
 

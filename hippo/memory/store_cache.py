@@ -19,6 +19,7 @@ from hippo.columns import Column
 from hippo.errors import StoreError
 from hippo.graph.ppr import this_workspace
 from hippo.memory.store_names import Names
+from hippo.runs import ranges
 
 NONE = -1.0  # ``EdgeCache.total`` of a node the store keeps no counters for (a store not migrated)
 
@@ -130,7 +131,7 @@ class Fetched:
         owners = np.repeat(np.arange(len(handles)), lengths)
         if len(handles) and np.array_equal(starts[1:], starts[:-1] + lengths[:-1]):
             return owners, slice(int(starts[0]), int(starts[0] + lengths.sum()))
-        return owners, np.arange(int(lengths.sum())) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+        return owners, ranges(starts, lengths)
 
     def of(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(owner: the position in ``handles``, target, weight, kind) of every edge of ``handles``, copies."""

@@ -113,9 +113,10 @@ class StoreSource:
             ask = sorted(set(missing) | {h for h in self._want_counts if h not in count})
             # an entity whose edges a recall of this reader fetched at this revision was counted then
             known = self._edges.passage_counts(self.table.named[np.array(ask, dtype=np.int64)]).tolist()
-            found = self.reader.entity_counts([self.table.ids[h] for h, c in zip(ask, known, strict=True) if c < 0])
+            ids = self.table.ids
+            found = self.reader.entity_counts([ids[h] for h, c in zip(ask, known, strict=True) if c < 0])
             for h, c in zip(ask, known, strict=True):
-                count[h] = c if c >= 0 else found.get(self.table.ids[h], 0)
+                count[h] = c if c >= 0 else found.get(ids[h], 0)
             self._want_counts.clear()
         return np.array([0 if passage[h] else count[h] for h in nodes.tolist()], dtype=np.float64)
 
@@ -329,9 +330,10 @@ class StoreSource:
         passages = np.asarray(passages, dtype=np.int64)
         missing = [h for h in dict.fromkeys(passages.tolist()) if h not in known]
         if missing:
-            found = self.reader.cosines("passage", self.record_ids(missing), q)
-            for h in missing:
-                known[h] = found.get(self.table.ids[h], -np.inf)
+            ids = self.record_ids(missing)
+            found = self.reader.cosines("passage", ids, q)
+            for h, rid in zip(missing, ids, strict=True):
+                known[h] = found.get(rid, -np.inf)
         return np.array([known[h] for h in passages.tolist()], dtype=np.float32)
 
     def fact_cosines(self, q: np.ndarray, rows: np.ndarray) -> np.ndarray:

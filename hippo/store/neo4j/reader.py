@@ -232,8 +232,8 @@ class Neo4jReader:
         if parts == 1:
             return Frontier.of(self._neighbours(passages, entities, everything))
         # One statement runs on one core of the server: a wide frontier is read as ``parts`` statements
-        # side by side, each every ``parts``-th node, so the hubs a frontier holds spread over them. The
-        # answers become arrays here, on the caller's thread (see ``Frontier.of``).
+        # side by side, each every ``parts``-th node, so the hubs a frontier holds spread over them. Their
+        # answers become arrays once, here.
         return Frontier.of([row for rows in PARTS.map(
             lambda i: self._neighbours(passages[i::parts], entities[i::parts], everything), range(parts))
             for row in rows])
