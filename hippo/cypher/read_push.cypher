@@ -4,7 +4,9 @@
 // One record: the pushed nodes (node ids, record ids, passage or not, scores), pushes, edges read, and
 // whether the walk ended below its threshold (else it stopped at $max_pushes).
 // $seeds: [[record id, is a passage, weight]], $damping, $epsilon, $spaces: [string] or null,
-// $everything: bool, $mention_weight, $relation_weight, $max_pushes
-CALL hippo.push($seeds, $damping, $epsilon, $spaces, $everything, $mention_weight, $relation_weight, $max_pushes)
+// $everything: bool, $mention_weight, $relation_weight, $max_pushes, $cache_nodes (nodes whose edges the
+// server keeps for this reader's later walks at this store revision, as the client's cache would)
+CALL hippo.push($seeds, $damping, $epsilon, $spaces, $everything, $mention_weight, $relation_weight, $max_pushes,
+                $cache_nodes)
 YIELD nodes, ids, passages, scores, pushes, edges, complete, version
 RETURN nodes, ids, passages, scores, pushes, edges, complete, version

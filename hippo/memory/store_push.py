@@ -24,7 +24,8 @@ def server_pagerank(source: StoreSource, nodes: np.ndarray, weights: np.ndarray,
     vertices, weights = vertices[keep], weights[keep]
     seeds = zip(source.record_ids(vertices.tolist()), table.passage[vertices].tolist(), weights.tolist(), strict=True)
     walked = source.reader.push(list(seeds), damping, epsilon, everything=source.sees_everything,
-                                mention_weight=source.mention_weight, relation_weight=source.relation_weight)
+                                mention_weight=source.mention_weight, relation_weight=source.relation_weight,
+                                cache_nodes=source.cache.capacity if source.cache is not None else 0)
     ids = np.array(walked.ids, dtype=object)
     handles = np.empty(len(ids), dtype=np.int64)
     for passage in (True, False):

@@ -249,12 +249,14 @@ class Neo4jReader:
         return rows[0]["edges"] if rows else []
 
     def push(self, seeds: list[tuple[str, bool, float]], damping: float, epsilon: float, *, everything: bool = False,
-             mention_weight: float = 1.0, relation_weight: float = 1.0) -> Pushed:
+             mention_weight: float = 1.0, relation_weight: float = 1.0, cache_nodes: int = 0) -> Pushed:
         """PPR by local push inside the server (``hippo.push``) from ``seeds`` as (record id, is a passage,
-        weight), over the edges ``neighbours`` reads, weighted the same. ``everything``: as for ``neighbours``."""
+        weight), over the edges ``neighbours`` reads, weighted the same. ``everything``: as for ``neighbours``;
+        ``cache_nodes``: nodes whose edges the server keeps for this reader's later walks at this revision."""
         [row] = self._read("read_push", "walking the graph in the server", seeds=[list(s) for s in seeds],
                            damping=damping, epsilon=epsilon, everything=everything and self.spaces is None,
-                           mention_weight=mention_weight, relation_weight=relation_weight, max_pushes=MAX_PUSHES)
+                           mention_weight=mention_weight, relation_weight=relation_weight, max_pushes=MAX_PUSHES,
+                           cache_nodes=cache_nodes)
         return Pushed.of(row)
 
     def keyed(self, keys: list[int], *, mention_weight: float = 1.0,

@@ -3,9 +3,12 @@ package hippo.neo4j;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 
 import org.neo4j.graphdb.Direction;
@@ -69,38 +72,102 @@ public final class Push {
                              @Name("epsilon") double epsilon, @Name("spaces") List<String> spaces,
                              @Name("everything") boolean everything, @Name("mentionWeight") double mentionWeight,
                              @Name("relationWeight") double relationWeight,
-                             @Name(value = "maxPushes", defaultValue = "10000000") long maxPushes) {
+                             @Name(value = "maxPushes", defaultValue = "10000000") long maxPushes,
+                             @Name(value = "cacheNodes", defaultValue = "0") long cacheNodes) {
         if (!(damping > 0 && damping < 1)) {
             throw new IllegalArgumentException("damping must lie in (0, 1), got " + damping);
         }
         if (!(epsilon > 0)) {
             throw new IllegalArgumentException("epsilon must be positive, got " + epsilon);
         }
-        Walker walker = new Walker(tx, spaces == null ? null : new HashSet<>(spaces), everything && spaces == null,
-                mentionWeight, relationWeight);
+        if (cacheNodes < 0 || cacheNodes > MAX_CACHE) {
+            throw new IllegalArgumentException("cacheNodes must lie in 0 .. " + MAX_CACHE + ", got " + cacheNodes);
+        }
+        TreeSet<String> readable = spaces == null ? null : new TreeSet<>(spaces);
+        boolean all = everything && spaces == null;
+        String reader = readable + "|" + all + "|" + mentionWeight + "|" + relationWeight;
+        Known known = known(reader, revision(), (int) cacheNodes);
+        Walker walker = new Walker(tx, known, readable, all, mentionWeight, relationWeight);
         walker.reset(seeds);
         boolean complete = walker.run(damping, epsilon, maxPushes, guard);
         return Stream.of(walker.answer(complete));
     }
 
-    /** What the walk knows of one node. */
+    /** What one walk knows of one node. */
     private static final class Vertex {
         final long id;
         final boolean passage;
         double residual;
         double estimate;
         boolean queued;  // in the frontier being built
-        double bound = Double.NaN;  // strength over every edge, from the degree counters (NaN: none)
-        boolean boundRead;
-        long[] targets;  // walkable edges, read on first need
-        boolean[] toPassage;
-        double[] weights;
-        double strength;  // their summed weight
-        int seen = -1;  // an entity some visible passage mentions: 1, none: 0, not looked yet: -1
+        Edges edges;  // its walkable edges, read on first need
 
         Vertex(long id, boolean passage) {
             this.id = id;
             this.passage = passage;
+        }
+    }
+
+    /** A node's walkable edges for one reader: targets (node ids), whether each is a passage, weights. */
+    private record Edges(long[] targets, boolean[] toPassage, double[] weights, double strength) {
+    }
+
+    /**
+     * What the walks of one reader (its spaces and weights) learnt of the graph at one store revision,
+     * kept across calls as hippo.memory.store_cache keeps a reader's edges in the client: after a few
+     * hundred recalls most of a walk's nodes are known, and reading a node's relationships and its
+     * neighbours' degree counters is most of a walk's cost. A new revision starts over. At most
+     * ``capacity`` nodes' edges; past that it starts over too.
+     */
+    private static final class Known {
+        final long revision;
+        final int capacity;
+        final ConcurrentHashMap<Long, Edges> edges = new ConcurrentHashMap<>();
+        final ConcurrentHashMap<Long, Double> bounds = new ConcurrentHashMap<>();
+        final ConcurrentHashMap<Long, Boolean> seen = new ConcurrentHashMap<>();
+
+        Known(long revision, int capacity) {
+            this.revision = revision;
+            this.capacity = capacity;
+        }
+
+        void keep(long id, Edges found) {
+            if (capacity <= 0) {
+                return;
+            }
+            if (edges.size() >= capacity) {
+                edges.clear();
+                bounds.clear();
+                seen.clear();
+            }
+            edges.put(id, found);
+        }
+    }
+
+    private static final long MAX_CACHE = 1L << 24;  // as settings.neo4j_read_cache
+    private static final Label META = Label.label("Meta");
+
+    /** The store's revision, which every hippo write moves (meta_bump.cypher). */
+    private long revision() {
+        Node meta = tx.findNode(META, "id", "hippo");
+        Object revision = meta == null ? null : meta.getProperty("revision", null);
+        return revision instanceof Number ? ((Number) revision).longValue() : 0L;
+    }
+
+    private static final int READERS = 4;  // readers whose Known is kept (hippo.memory.store_reads.CACHES)
+    private static final Map<String, Known> KNOWN = new LinkedHashMap<>(8, 0.75f, true);
+
+    private static Known known(String reader, long revision, int capacity) {
+        synchronized (KNOWN) {
+            Known found = KNOWN.get(reader);
+            if (found == null || found.revision != revision || found.capacity != capacity) {
+                found = new Known(revision, capacity);
+                KNOWN.put(reader, found);
+                while (KNOWN.size() > READERS) {
+                    KNOWN.remove(KNOWN.keySet().iterator().next());
+                }
+            }
+            return found;
         }
     }
 
@@ -110,14 +177,17 @@ public final class Push {
         private final boolean everything;
         private final double mentionWeight;
         private final double relationWeight;
+        private final Known known;
         private final Map<Long, Vertex> vertices = new HashMap<>();
         private final List<Vertex> restartAt = new ArrayList<>();
         private final List<Double> restart = new ArrayList<>();
         private long pushes;
         private long edges;
 
-        Walker(Transaction tx, Set<String> spaces, boolean everything, double mentionWeight, double relationWeight) {
+        Walker(Transaction tx, Known known, Set<String> spaces, boolean everything, double mentionWeight,
+               double relationWeight) {
             this.tx = tx;
+            this.known = known;
             this.spaces = spaces;
             this.everything = everything;
             this.mentionWeight = mentionWeight;
@@ -184,17 +254,17 @@ public final class Push {
                 double stuck = 0;
                 for (int i = 0; i < mass.length; i++) {
                     Vertex v = frontier.get(i);
-                    read(v);
+                    Edges e = read(v);
                     pushes++;
-                    edges += v.targets.length;
-                    if (v.strength <= 0) {  // nothing walkable: that mass restarts, as the exact solvers do
+                    edges += e.targets().length;
+                    if (e.strength() <= 0) {  // nothing walkable: that mass restarts, as the exact solvers do
                         stuck += mass[i];
                         continue;
                     }
-                    double share = damping * mass[i] / v.strength;
-                    for (int j = 0; j < v.targets.length; j++) {
-                        Vertex t = vertex(v.targets[j], v.toPassage[j]);
-                        t.residual += share * v.weights[j];
+                    double share = damping * mass[i] / e.strength();
+                    for (int j = 0; j < e.targets().length; j++) {
+                        Vertex t = vertex(e.targets()[j], e.toPassage()[j]);
+                        t.residual += share * e.weights()[j];
                         if (!t.queued) {
                             t.queued = true;
                             candidates.add(t);
@@ -228,7 +298,10 @@ public final class Push {
             if (v.residual < epsilon) {
                 return false;
             }
-            if (v.targets == null) {
+            if (v.edges == null) {
+                v.edges = known.edges.get(v.id);
+            }
+            if (v.edges == null) {
                 double bound = bound(v);
                 if (!Double.isNaN(bound) && v.residual >= epsilon * Math.max(bound, 1.0)) {
                     return true;
@@ -236,9 +309,8 @@ public final class Push {
                 if (everything && !Double.isNaN(bound)) {
                     return false;
                 }
-                read(v);
             }
-            return v.residual >= epsilon * Math.max(v.strength, 1.0);
+            return v.residual >= epsilon * Math.max(read(v).strength(), 1.0);
         }
 
         private Vertex vertex(long id, boolean passage) {
@@ -252,22 +324,23 @@ public final class Push {
 
         /** Strength over every edge, from the degree counters, as read_keyed_nodes.cypher gives it. */
         private double bound(Vertex v) {
-            if (!v.boundRead) {
-                v.boundRead = true;
+            Double found = known.bounds.get(v.id);
+            if (found == null) {
                 Node node = tx.getNodeById(v.id);
                 Object mentions = node.getProperty("mention_count", null);
                 if (v.passage) {
-                    v.bound = mentions instanceof Number ? mentionWeight * ((Number) mentions).doubleValue() : Double.NaN;
+                    found = mentions instanceof Number ? mentionWeight * ((Number) mentions).doubleValue() : Double.NaN;
                 } else {
                     Object facts = node.getProperty("fact_count", null);
                     Object synonyms = node.getProperty("synonym_weight", null);
-                    v.bound = mentions instanceof Number && facts instanceof Number && synonyms instanceof Number
+                    found = mentions instanceof Number && facts instanceof Number && synonyms instanceof Number
                             ? mentionWeight * ((Number) mentions).doubleValue()
                               + relationWeight * ((Number) facts).doubleValue() + ((Number) synonyms).doubleValue()
                             : Double.NaN;
                 }
+                known.bounds.put(v.id, found);
             }
-            return v.bound;
+            return found;
         }
 
         private boolean visiblePassage(Node p) {
@@ -276,31 +349,42 @@ public final class Push {
         }
 
         /** Some passage the reader sees mentions this entity (for a reader of everything: any). */
-        private boolean seen(Vertex v, Node node) {
-            if (v.seen < 0) {
+        private boolean seen(Node node) {
+            long id = node.getId();
+            Boolean found = known.seen.get(id);
+            if (found == null) {
+                found = false;
                 if (everything) {
                     Object mentions = node.getProperty("mention_count", null);
-                    v.seen = mentions instanceof Number && ((Number) mentions).longValue() > 0 ? 1 : 0;
+                    found = mentions instanceof Number && ((Number) mentions).longValue() > 0;
                 } else {
-                    v.seen = 0;
-                    try (ResourceIterable<Relationship> found = node.getRelationships(Direction.INCOMING, MENTIONS)) {
-                        for (Relationship r : found) {
+                    try (ResourceIterable<Relationship> all = node.getRelationships(Direction.INCOMING, MENTIONS)) {
+                        for (Relationship r : all) {
                             if (visiblePassage(r.getStartNode())) {
-                                v.seen = 1;
+                                found = true;
                                 break;
                             }
                         }
                     }
                 }
+                known.seen.put(id, found);
             }
-            return v.seen == 1;
+            return found;
         }
 
-        /** The walkable edges of ``v``, as read_neighbours.cypher reads them. */
-        private void read(Vertex v) {
-            if (v.targets != null) {
-                return;
+        /** The walkable edges of ``v``, as read_neighbours.cypher reads them (once a revision). */
+        private Edges read(Vertex v) {
+            if (v.edges == null) {
+                v.edges = known.edges.get(v.id);
             }
+            if (v.edges == null) {
+                v.edges = readEdges(v);
+                known.keep(v.id, v.edges);
+            }
+            return v.edges;
+        }
+
+        private Edges readEdges(Vertex v) {
             Node node = tx.getNodeById(v.id);
             LongList targets = new LongList();
             List<Boolean> toPassage = new ArrayList<>();
@@ -336,12 +420,12 @@ public final class Push {
                         }
                     }
                 }
-                if (seen(v, node)) {
+                if (seen(node)) {
                     try (ResourceIterable<Relationship> found = node.getRelationships(Direction.BOTH, SYNONYM)) {
                         for (Relationship r : found) {
                             Node o = r.getOtherNode(node);
                             Object score = r.getProperty("score", null);
-                            if (o.hasLabel(ENTITY) && score instanceof Number && seen(vertex(o.getId(), false), o)) {
+                            if (o.hasLabel(ENTITY) && score instanceof Number && seen(o)) {
                                 targets.add(o.getId());
                                 toPassage.add(false);
                                 weights.add(((Number) score).doubleValue());
@@ -350,16 +434,15 @@ public final class Push {
                     }
                 }
             }
-            v.targets = targets.toArray();
-            v.weights = new double[weights.size()];
-            v.toPassage = new boolean[weights.size()];
+            boolean[] kinds = new boolean[weights.size()];
+            double[] w = new double[weights.size()];
             double strength = 0;
-            for (int i = 0; i < v.weights.length; i++) {
-                v.weights[i] = weights.get(i);
-                v.toPassage[i] = toPassage.get(i);
-                strength += v.weights[i];
+            for (int i = 0; i < w.length; i++) {
+                w[i] = weights.get(i);
+                kinds[i] = toPassage.get(i);
+                strength += w[i];
             }
-            v.strength = strength;
+            return new Edges(targets.toArray(), kinds, w, strength);
         }
 
         private boolean walkableFact(Relationship r) {
