@@ -13,8 +13,8 @@ entry per run name, kept across runs) and the whole file as
 - ``speed``: a synthetic scale store bulk-loaded into Neo4j (``--size``, the
   stores of ``benchmarks/scale.py``), each mode in a fresh process: open time,
   RSS after opening and after the recalls, recall p50/p95 without the query
-  embedding, round trips per recall, for ``--mode`` memory, store (the walk inside Neo4j where it has
-  hippo.push) and store-waves (the client's walk, one round trip a wave); with ``--server-pid`` (a Neo4j on this machine)
+  embedding, round trips per recall, for ``--mode`` memory, store (the client's walk, one round trip a
+  push wave) and store-server (the walk inside Neo4j, hippo.push); with ``--server-pid`` (a Neo4j on this machine)
   the CPU a recall takes in the client and in Neo4j; with ``--replay N`` too, where Neo4j's goes:
   after the recalls, up to N of each statement they ran are run again one at a time with the
   same parameters, and each one's Neo4j CPU, client CPU and wall time per call are recorded.
@@ -202,10 +202,10 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-# ``store``: the walk in the server where it has hippo.push (hippo.store.neo4j.push), else by frontier waves;
-# ``store-waves``: by frontier waves always (the client's push, one round trip a wave)
+# ``store``: the client's push by frontier waves, one round trip a wave (the default); ``store-server``: the
+# walk inside Neo4j by hippo.push (hippo.store.neo4j.push; scripts/neo4j start installs it)
 SPEED_MODES: dict[str, dict[str, str]] = {"memory": {"neo4j_read": "memory"}, "store": {"neo4j_read": "store"},
-                                          "store-waves": {"neo4j_read": "store", "neo4j_read_push": "waves"}}
+                                          "store-server": {"neo4j_read": "store", "neo4j_read_push": "server"}}
 
 
 def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10,
@@ -327,7 +327,7 @@ def speed(size: int, store: str, queries: int, modes: Sequence[str], warm: int =
                                "--warm", str(warm), "--replay", str(replay),
                                *(["--server-pid", str(server_pid)] if server_pid else []))
     ratios = {mode: by_mode[mode]["recall_ms"]["p50"] / by_mode["memory"]["recall_ms"]["p50"]
-              for mode in ("store", "store-waves") if {"memory", mode} <= by_mode.keys()}
+              for mode in ("store", "store-server") if {"memory", mode} <= by_mode.keys()}
     return {"run": f"speed {size}" + (f" after {warm}" if warm != 10 else ""), "passages": size, "modes": by_mode,
             "store_over_memory_p50": ratios.get("store"), "over_memory_p50": ratios, "queries": queries, "warm": warm, "machine": machine_info()}
 
@@ -666,7 +666,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         s.add_argument("--store", required=True)
         s.add_argument("--queries", type=int, default=100)
         s.add_argument("--warm", type=int, default=10, help="recalls before measuring (a long-running server's caches)")
-        s.add_argument("--mode", nargs="*", default=["store", "store-waves", "memory"], choices=list(SPEED_MODES))
+        s.add_argument("--mode", nargs="*", default=["store", "memory"], choices=list(SPEED_MODES))
         s.add_argument("--server-pid", type=int, help="the Neo4j's process, when it runs on this machine: its CPU "
                        "time a recall is recorded (scripts/neo4j writes it to $HIPPO_NEO4J_HOME/run/neo4j.pid)")
         s.add_argument("--replay", type=int, default=0, help="with --server-pid: run up to N of each statement "

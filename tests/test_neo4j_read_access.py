@@ -31,7 +31,7 @@ for _name, _test in vars(test_access).items():
 
 # The walk by frontier waves (the sample's graph is small enough for the exact iteration, as in process),
 # and by the local push inside the server (``hippo.push``, which the exact iteration would not call).
-WALKS = {"waves": {"HIPPO_NEO4J_READ_PUSH": "waves"},
+WALKS = {"waves": {},
          "server": {"HIPPO_NEO4J_READ_PUSH": "server", "HIPPO_PPR_SOLVER": "push"}}
 
 

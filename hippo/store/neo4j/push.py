@@ -7,7 +7,10 @@ public API only), built and installed by ``scripts/neo4j start``: it reads the s
 same weights and visibility inside the database and pushes them in the same waves (every vertex over
 its threshold at once, so the order the store keeps edges in, which hidden writes move, changes
 nothing), so its scores differ from the client's waves only within the push's bound.
-Aura and servers without the plugin keep the waves (``neo4j_read_push``: auto, waves, server).
+It is opt-in (``neo4j_read_push = "server"``, env ``HIPPO_NEO4J_READ_PUSH``; Aura installs no plugin): it
+takes the walk's work off the client, whose CPU a store-side recall spent most of, and onto the
+database, which every hippo process shares; at 100k passages on this 2-core machine, where both
+share the cores, it cost more Neo4j CPU than it saved the client (README, "Store-side reads").
 """
 
 from __future__ import annotations

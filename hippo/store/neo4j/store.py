@@ -46,7 +46,7 @@ class Neo4jStore(Neo4jEmbeddings):
                              max_retry_time=max_retry_time)
         self.user, self.database, self.url = self.db.user, self.db.database, self.db.url
         self._int8: frozenset[str] | None = None  # vector indexes of int8 codes (``reader``)
-        self._push: bool | None = None  # the server has hippo.push (``reader``)
+        self._push = False  # the server has hippo.push (``reader``)
         try:
             self._open(index_timeout) if create_schema else self._check()
         except BaseException:
@@ -214,18 +214,19 @@ class Neo4jStore(Neo4jEmbeddings):
         return [(r["id"], float(r["score"])) for r in rows]
 
     def reader(self, spaces: Spaces, *, max_fetch: int = 4096, parts: int = 1,
-               push: Literal["auto", "waves", "server"] = "auto") -> Neo4jReader:
-        """Store-side recall's reads within ``spaces`` (``hippo.store.neo4j.reader``); ``push``: whether
-        PPR runs in the server (``hippo.store.neo4j.push``): where it has ``hippo.push`` (auto), never
-        (waves) or always (server: a server without it is an error naming how to install it)."""
+               push: Literal["waves", "server"] = "waves") -> Neo4jReader:
+        """Store-side recall's reads within ``spaces`` (``hippo.store.neo4j.reader``); ``push``: where PPR
+        runs, ``server`` by ``hippo.push`` (``hippo.store.neo4j.push``; a server without it is an error
+        naming how to install it)."""
         if self._int8 is None:  # read once: hippo builds float indexes only, so an index rebuilt since
             self._int8 = int8_indexes(self.db)  # costs at most scores computed again, never wrong ones
-        if push != "waves" and self._push is None:  # read once a process: a plugin comes with a restart
+        if push == "server" and not self._push:  # asked again until found: a plugin comes with a restart
             self._push = push_installed(self.db)
-        if push == "server" and not self._push:
-            raise StoreError(f"this Neo4j has no hippo.push procedure (settings.neo4j_read_push = 'server'): {INSTALL}")
+            if not self._push:
+                raise StoreError(f"this Neo4j has no hippo.push procedure (settings.neo4j_read_push = 'server'): "
+                                 f"{INSTALL}")
         return Neo4jReader(self.db, spaces, max_fetch=max_fetch, parts=parts, int8=self._int8,
-                           server_push=push != "waves" and bool(self._push))
+                           server_push=push == "server")
 
     def text_form(self, spaces: Spaces) -> TextForm:
         """A reader's view as text, summed in the server (``hippo.memory.extent``)."""
