@@ -13,8 +13,7 @@ entry per run name, kept across runs) and the whole file as
 - ``speed``: a synthetic scale store bulk-loaded into Neo4j (``--size``, the
   stores of ``benchmarks/scale.py``), each mode in a fresh process: open time,
   RSS after opening and after the recalls, recall p50/p95 without the query
-  embedding, round trips per recall, for ``--mode`` memory, store (the client's walk, one round trip a
-  push wave) and store-server (the walk inside Neo4j, hippo.push); with ``--server-pid`` (a Neo4j on this machine)
+  embedding, round trips per recall; with ``--server-pid`` (a Neo4j on this machine)
   the CPU a recall takes in the client and in Neo4j; with ``--replay N`` too, where Neo4j's goes:
   after the recalls, up to N of each statement they ran are run again one at a time with the
   same parameters, and each one's Neo4j CPU, client CPU and wall time per call are recorded.
@@ -202,12 +201,6 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-# ``store``: the client's push by frontier waves, one round trip a wave (the default); ``store-server``: the
-# walk inside Neo4j by hippo.push (hippo.store.neo4j.push; scripts/neo4j start installs it)
-SPEED_MODES: dict[str, dict[str, str]] = {"memory": {"neo4j_read": "memory"}, "store": {"neo4j_read": "store"},
-                                          "store-server": {"neo4j_read": "store", "neo4j_read_push": "server"}}
-
-
 def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10,
                 server_pid: int | None = None, replay: int = 0) -> dict[str, Any]:
     """One mode, in this (fresh) process: open, warm up (``warm`` recalls: a long-running server's
@@ -226,7 +219,7 @@ def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10,
     load_pipeline()
     rss_before = _rss_mb()
     clock = time.perf_counter()
-    memory = hippo.Memory(Neo4jStore.from_url(store), settings=hippo.Settings(**SPEED_MODES[mode]),
+    memory = hippo.Memory(Neo4jStore.from_url(store), settings=hippo.Settings(neo4j_read=mode),
                           embedder=SyntheticEmbedder(), extractor=SyntheticExtractor())
     open_s = time.perf_counter() - clock
     rss_open = _rss_mb()
@@ -237,7 +230,7 @@ def speed_child(size: int, store: str, mode: str, queries: int, warm: int = 10,
     for q in asked[:warm]:
         memory.recall(q)
     statements_before = memory.store_reads.statements() if memory.store_reads is not None else {}
-    ran = _recording(memory.store.db) if replay and server_pid and mode != "memory" else None
+    ran = _recording(memory.store.db) if replay and server_pid and mode == "store" else None
     took, cpu, trips, stages = [], [], [], {"seeds": [], "ppr": [], "readout": []}
     server_cpu, clock = (_cpu_seconds(server_pid) if server_pid else 0.0), time.perf_counter()
     for q in asked[warm:]:
@@ -326,10 +319,11 @@ def speed(size: int, store: str, queries: int, modes: Sequence[str], warm: int =
     by_mode = by_fresh_process("speed-child", modes, "--size", str(size), "--store", store, "--queries", str(queries),
                                "--warm", str(warm), "--replay", str(replay),
                                *(["--server-pid", str(server_pid)] if server_pid else []))
-    ratios = {mode: by_mode[mode]["recall_ms"]["p50"] / by_mode["memory"]["recall_ms"]["p50"]
-              for mode in ("store", "store-server") if {"memory", mode} <= by_mode.keys()}
+    ratio = None
+    if {"memory", "store"} <= by_mode.keys():
+        ratio = by_mode["store"]["recall_ms"]["p50"] / by_mode["memory"]["recall_ms"]["p50"]
     return {"run": f"speed {size}" + (f" after {warm}" if warm != 10 else ""), "passages": size, "modes": by_mode,
-            "store_over_memory_p50": ratios.get("store"), "over_memory_p50": ratios, "queries": queries, "warm": warm, "machine": machine_info()}
+            "store_over_memory_p50": ratio, "queries": queries, "warm": warm, "machine": machine_info()}
 
 
 # -- write to visible --------------------------------------------------------------------
@@ -563,10 +557,9 @@ def render(runs: dict[str, Any]) -> str:
             r["passages"], r.get("warm", 10), m["mode"], m["open_s"], m["rss_mb_open"], m["rss_mb_after"],
             m["recall_ms"]["p50"], m["recall_ms"]["p95"], m["recall_cpu_ms"]["p50"], m["round_trips"]["p50"],
             ", ".join(f"{x:.1f}" for x in m["load_average"])] for r in speed_rows for m in r["modes"].values()]), ""]
-        parts += [f"{mode} p50 / in-process p50 at {r['passages']} after {r.get('warm', 10)} recalls: {ratio:.2f}"
-                  for r in speed_rows
-                  for mode, ratio in r.get("over_memory_p50", {"store": r["store_over_memory_p50"]}).items()
-                  if ratio] + [""]
+        parts += [f"store p50 / in-process p50 at {r['passages']} after {r.get('warm', 10)} recalls: "
+                  f"{r['store_over_memory_p50']:.2f}"
+                  for r in speed_rows if r["store_over_memory_p50"]] + [""]
         spent = [(r, m) for r in speed_rows for m in r["modes"].values() if "server" in m.get("mean_ms_per_recall", {})]
         if spent:
             parts += ["CPU a recall takes, mean, on this machine (the client and Neo4j share its cores: a recall "
@@ -666,7 +659,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         s.add_argument("--store", required=True)
         s.add_argument("--queries", type=int, default=100)
         s.add_argument("--warm", type=int, default=10, help="recalls before measuring (a long-running server's caches)")
-        s.add_argument("--mode", nargs="*", default=["store", "memory"], choices=list(SPEED_MODES))
+        s.add_argument("--mode", nargs="*", default=["store", "memory"])
         s.add_argument("--server-pid", type=int, help="the Neo4j's process, when it runs on this machine: its CPU "
                        "time a recall is recorded (scripts/neo4j writes it to $HIPPO_NEO4J_HOME/run/neo4j.pid)")
         s.add_argument("--replay", type=int, default=0, help="with --server-pid: run up to N of each statement "

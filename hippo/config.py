@@ -111,10 +111,6 @@ class Settings(BaseSettings):
     neo4j_read_parts: int = Field(2, ge=1, le=16, description="statements a wide push wave's frontier read is "
                                   "split into, run side by side (one runs on one server core: about the cores "
                                   "Neo4j has)")
-    neo4j_read_push: Literal["waves", "server"] = Field("waves", description="where a store-side recall's PPR "
-                                                         "runs: in the client, one round trip a push wave, or in "
-                                                         "the server by hippo's hippo.push procedure "
-                                                         "(scripts/neo4j-plugin)")
 
     # Small-text memory (remember / forget).
     remember_embed_timeout: float = Field(3.0, gt=0.0, le=600.0,

@@ -94,7 +94,7 @@ class StoreReads:
     def source(self, spaces: Spaces) -> StoreSource:
         s = self.settings
         reader = self.store.reader(spaces, max_fetch=s.neo4j_read_fetch,  # type: ignore[attr-defined]
-                                   parts=s.neo4j_read_parts, push=s.neo4j_read_push)
+                                   parts=s.neo4j_read_parts)
         revision = reader.revision()
         statistics = self._statistics.get(spaces, revision, reader.statistics)
         cache = None

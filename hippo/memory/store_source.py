@@ -9,8 +9,7 @@ most ``neo4j_read_cache`` nodes, valid for one store revision). What it reads, t
 - candidates per family from the vector indexes, visible ones only, widened until the true top k is
   found (the reader's docstring says how); the floor's search as wide as in process (``min_rerank``);
 - keyword scores: the full-text index proposes candidates, BM25 over the reader's own statistics (``store_words``);
-- PPR: in the server by one call where it has ``hippo.push`` (``hippo.memory.store_push``), else
-  ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, with the in-process weights (relation and
+- PPR: ``hippo.graph.ppr.push_pagerank`` over ``neighbours``, with the in-process weights (relation and
   mention weights, synonym scores): a wave pushes the nodes whose edges this recall read first, and
   reads the others' in one round trip once none are; its targets come by node id, and those the
   reader's cache has not met are named in one more (``named_edges``). A node's strength only schedules
@@ -39,7 +38,6 @@ from hippo.memory.names import spelled_name
 from hippo.memory.source import Nearest, answered
 from hippo.memory.store_cache import EdgeCache, Fetched, NodeTable, PerNodeLookup, ReaderCache
 from hippo.memory.store_names import named_edges
-from hippo.memory.store_push import server_pagerank
 from hippo.memory.store_words import keyword_scores, start_keyword_reads, title_seeds
 from hippo.store import Store
 from hippo.store.base import Spaces
@@ -132,7 +130,7 @@ class StoreSource:
         names = t.named[missing]
         ask = self._edges.unknown(names)
         if len(ask):
-            found = self.reader.neighbours(*t.names.owners(ask), everything=self.sees_everything)
+            found = self.reader.neighbours(*t.names.owners(ask), everything=self._sees_everything)
             self._edges.add(ask, *named_edges(t.names, self._edges, ask, found, self.reader.keyed, self.mention_weight,
                                               self.relation_weight))
         lengths, targets, weights, kinds, totals, strength, passages = self._edges.gather(names)
@@ -159,7 +157,8 @@ class StoreSource:
 
     def passage_fact_rows(self, passage: int) -> np.ndarray:
         pid = self.table.ids[passage]
-        return self._facts(self.reader.passage_facts([pid]).get(pid, []))
+        facts = self.reader.passage_facts([pid]).get(pid, [])
+        return self._facts(facts)
 
     def edges(self, frontier: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         frontier = np.asarray(frontier, dtype=np.int64)
@@ -184,26 +183,25 @@ class StoreSource:
         out = np.ones(len(vertices))
         known = vertices < len(self._strength)
         out[known] = self._strength[vertices[known]]
-        if self.sees_everything:
+        if self._sees_everything:
             total = np.full(len(vertices), np.nan)
             total[known] = self._total[vertices[known]]
             out = np.where(np.isnan(total), out, total)
         return out
 
     @property
-    def sees_everything(self) -> bool:
+    def _sees_everything(self) -> bool:
         """A reader of every space in a store with nothing forgotten: nothing is hidden from it."""
         return self.spaces is None and self.statistics.whole
 
     def pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float, *, solver: Solver,
                  epsilon: float, exact_max_edges: int) -> SparseScores:
-        """Local push (in the server where it can); on a graph of at most ``exact_max_edges`` edges (or
-        when asked), as in process, the exact power iteration over what the reset can reach."""
+        """Local push; on a graph of at most ``exact_max_edges`` edges (or when asked), as in process,
+        the exact power iteration over the part of the visible graph the reset can reach (fetched
+        wave by wave: PPR mass never leaves it)."""
         if solver == "exact" or (solver == "auto" and self.statistics.edges <= exact_max_edges):
             return self._exact_pagerank(np.asarray(nodes, dtype=np.int64), np.asarray(weights, dtype=np.float64),
                                         damping)
-        if self.reader.server_push:  # one call instead of a round trip a wave (``hippo.store.neo4j.push``)
-            return server_pagerank(self, nodes, weights, damping, epsilon)
         return push_pagerank(self, nodes, weights, damping, epsilon)
 
     def _exact_pagerank(self, nodes: np.ndarray, weights: np.ndarray, damping: float) -> SparseScores:
@@ -248,8 +246,9 @@ class StoreSource:
 
     @property
     def _exact(self) -> bool:
-        """A reader of at most ``exact_max`` passages (``neo4j_read_exact``) is served by exact scans, as in
-        process small shards are; by what it sees only, so a hidden space cannot change its answers."""
+        """A reader of at most ``exact_max`` passages (``neo4j_read_exact``) is served by exact scans of
+        what it sees, as the in-process index searches small shards exactly. The choice depends on
+        what the reader sees only, so a hidden space cannot change which answers it gets."""
         return self.statistics.passages <= self.exact_max
 
     def _nearest(self, family: str, q: np.ndarray, k: int) -> tuple[list[list[Any]], float]:
@@ -338,7 +337,8 @@ class StoreSource:
         return np.array([known[h] for h in passages.tolist()], dtype=np.float32)
 
     def fact_cosines(self, q: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        found = self.reader.cosines("fact", ids := self.fact_ids(np.asarray(rows).tolist()), q)
+        ids = self.fact_ids(np.asarray(rows).tolist())
+        found = self.reader.cosines("fact", ids, q)
         return np.array([found.get(fid, -np.inf) for fid in ids], dtype=np.float32)
 
     def fact_total(self) -> int:

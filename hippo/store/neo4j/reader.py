@@ -49,7 +49,6 @@ from hippo.models import TextForm
 from hippo.store.base import Spaces, VectorKind
 from hippo.store.neo4j.connection import Connection
 from hippo.store.neo4j.frontier import EMPTY, Frontier, Owner
-from hippo.store.neo4j.push import MAX_PUSHES, Pushed
 from hippo.store.neo4j.schema import META
 
 Family = Literal["passages", "entities", "facts"]
@@ -90,9 +89,8 @@ class Neo4jReader:
     """Recall's reads of one Neo4j database, for one reader's spaces."""
 
     def __init__(self, db: Connection, spaces: Spaces, *, max_fetch: int = 4096, parts: int = 1,
-                 int8: frozenset[str] = frozenset(INDEX_OF.values()), server_push: bool = False) -> None:
+                 int8: frozenset[str] = frozenset(INDEX_OF.values())) -> None:
         self.db = db
-        self.server_push = server_push  # the server has hippo.push (``hippo.store.neo4j.push``)
         self.spaces = None if spaces is None else sorted(spaces)
         self.int8 = int8  # vector indexes whose own scores are approximate (``schema.int8_indexes``)
         self.max_fetch = max_fetch
@@ -247,17 +245,6 @@ class Neo4jReader:
                           entities=[[o.record, o.key] for o in entities if o.node < 0],
                           entity_nodes=[[o.node, o.key] for o in entities if o.node >= 0])
         return rows[0]["edges"] if rows else []
-
-    def push(self, seeds: list[tuple[str, bool, float]], damping: float, epsilon: float, *, everything: bool = False,
-             mention_weight: float = 1.0, relation_weight: float = 1.0, cache_nodes: int = 0) -> Pushed:
-        """PPR by local push inside the server (``hippo.push``) from ``seeds`` as (record id, is a passage,
-        weight), over the edges ``neighbours`` reads, weighted the same. ``everything``: as for ``neighbours``;
-        ``cache_nodes``: nodes whose edges the server keeps for this reader's later walks at this revision."""
-        [row] = self._read("read_push", "walking the graph in the server", seeds=[list(s) for s in seeds],
-                           damping=damping, epsilon=epsilon, everything=everything and self.spaces is None,
-                           mention_weight=mention_weight, relation_weight=relation_weight, max_pushes=MAX_PUSHES,
-                           cache_nodes=cache_nodes)
-        return Pushed.of(row)
 
     def keyed(self, keys: list[int], *, mention_weight: float = 1.0,
               relation_weight: float = 1.0) -> dict[int, tuple[str, float | None]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -17,8 +17,6 @@ from hippo.store.cypher import cypher
 from hippo.store.neo4j.connection import Connection, parse_url
 from hippo.store.neo4j.embeddings import Neo4jEmbeddings
 from hippo.store.neo4j.migrate import UPGRADABLE, migrate
-from hippo.store.neo4j.push import INSTALL
-from hippo.store.neo4j.push import installed as push_installed
 from hippo.store.neo4j.reader import Neo4jReader
 from hippo.store.neo4j.records import document_of, entity_of, fact_of, passage_of, value_id
 from hippo.store.neo4j.schema import (META, await_indexes, check_schema_version, ensure_vector_indexes,
@@ -46,7 +44,6 @@ class Neo4jStore(Neo4jEmbeddings):
                              max_retry_time=max_retry_time)
         self.user, self.database, self.url = self.db.user, self.db.database, self.db.url
         self._int8: frozenset[str] | None = None  # vector indexes of int8 codes (``reader``)
-        self._push = False  # the server has hippo.push (``reader``)
         try:
             self._open(index_timeout) if create_schema else self._check()
         except BaseException:
@@ -213,20 +210,11 @@ class Neo4jStore(Neo4jEmbeddings):
             raise
         return [(r["id"], float(r["score"])) for r in rows]
 
-    def reader(self, spaces: Spaces, *, max_fetch: int = 4096, parts: int = 1,
-               push: Literal["waves", "server"] = "waves") -> Neo4jReader:
-        """Store-side recall's reads within ``spaces`` (``hippo.store.neo4j.reader``); ``push``: where PPR
-        runs, ``server`` by ``hippo.push`` (``hippo.store.neo4j.push``; a server without it is an error
-        naming how to install it)."""
+    def reader(self, spaces: Spaces, *, max_fetch: int = 4096, parts: int = 1) -> Neo4jReader:
+        """Store-side recall's reads within ``spaces`` (``hippo.store.neo4j.reader``)."""
         if self._int8 is None:  # read once: hippo builds float indexes only, so an index rebuilt since
             self._int8 = int8_indexes(self.db)  # costs at most scores computed again, never wrong ones
-        if push == "server" and not self._push:  # asked again until found: a plugin comes with a restart
-            self._push = push_installed(self.db)
-            if not self._push:
-                raise StoreError(f"this Neo4j has no hippo.push procedure (settings.neo4j_read_push = 'server'): "
-                                 f"{INSTALL}")
-        return Neo4jReader(self.db, spaces, max_fetch=max_fetch, parts=parts, int8=self._int8,
-                           server_push=push == "server")
+        return Neo4jReader(self.db, spaces, max_fetch=max_fetch, parts=parts, int8=self._int8)
 
     def text_form(self, spaces: Spaces) -> TextForm:
         """A reader's view as text, summed in the server (``hippo.memory.extent``)."""
