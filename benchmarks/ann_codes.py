@@ -46,8 +46,8 @@ VARIANTS: dict[str, tuple[str, int]] = {
     "sq4, 16 links": ("SQ4", 16),
     "pq48, 32 links": ("PQ48", 32),
 }
-# Not among them: 96-byte product codes, which faiss's HNSW scores slowly: on 20k 2Wiki facts a build
-# took 116 s (sq8: 3 s) and a search 0.95 ms at ef 128 (0.19) for recall@10 0.991 (0.998).
+# Not among them: 96-byte product codes, which faiss's HNSW builds slowly: on 20k 2Wiki facts a build
+# took 52.8 s (sq8: 3.3 s) and a search 0.37 ms at ef 128 (0.20) for recall@10 0.991 (0.998).
 
 
 def fact_vectors(folder: Path, rows: int | None) -> np.ndarray:
@@ -85,6 +85,7 @@ def study(name: str, vectors: np.ndarray, settings: AnnSettings, variants: dict[
         index.add(vectors)
         built = time.perf_counter() - clock
         size = len(faiss.serialize_index(index))
+        threads = faiss.omp_get_max_threads()
         for ef in widths:
             index.hnsw.efSearch = ef
             faiss.omp_set_num_threads(1)  # one query a thread, as a recall's searches run
@@ -94,7 +95,7 @@ def study(name: str, vectors: np.ndarray, settings: AnnSettings, variants: dict[
             scores[found < 0] = -np.inf
             top = np.take_along_axis(found, np.argsort(-scores, axis=1)[:, :K], axis=1)
             took = (time.perf_counter() - clock) / len(queries)
-            faiss.omp_set_num_threads(0)
+            faiss.omp_set_num_threads(threads)  # the builds use every core
             pairs = zip(top.tolist(), exact.tolist(), strict=True)
             share = float(np.mean([len(set(a) & set(b)) / K for a, b in pairs]))
             rows.append({"vectors": name, "rows": len(vectors), "variant": variant, "graph_bytes_per_vector":
