@@ -1,12 +1,13 @@
 """What a vector costs in memory and what it finds: HNSW graphs over other codes than hippo's (issue 13).
 
-At 1M passages the mapped vector state would be ~21 GB (``README``, "Scale"): per fact, 8-bit codes
-and 32 links a node in the HNSW graph (~660 B) and a float16 copy for exact re-ranking (768 B).
-The 12 GB target needs fewer bytes a vector in what every search touches. This study builds, over
-the same vectors, graphs that differ only in their codes or links, and measures what each holds a
-vector and what it finds: recall@10 against the exact top 10 after re-ranking ``rerank x k``
-candidates exactly (as ``hippo.memory.shards.HnswShard`` does, so the float copy is read for the
-shortlist only), at several walk widths, for the queries the engine calibrates on
+At 1M passages the mapped vector state was ~21 GB (``README``, "Scale"): per fact, 8-bit codes and
+32 links a node in the HNSW graph (~660 B) and a float16 copy for exact re-ranking (768 B). The
+12 GB target needs fewer bytes a vector in what every search touches; stop 55 switched the engine to
+4-bit codes and 16 links (336 B), built at efConstruction 200, from this study. It builds, over the
+same vectors, graphs that differ only in their codes or links, and measures what each holds a vector
+and what it finds: recall@10 against the exact top 10 after re-ranking ``rerank x k`` candidates
+exactly (as ``hippo.memory.shards.HnswShard`` does, so the float copy is read for the shortlist
+only), at several walk widths, for the queries the engine calibrates on
 (``hippo.memory.calibration.calibration_queries``: noisy copies, question-like blends, near copies).
 
 Vectors: the fact vectors of a store's saved derived state (``<store>.db.hippo/vectors-fact-*.bin``,
@@ -38,13 +39,14 @@ from hippo.memory.calibration import calibration_queries  # noqa: E402
 DIM = 384
 WIDTHS = (64, 128, 256, 512)
 K = 10
-# name -> (codes, links): hippo's graph first
-VARIANTS: dict[str, tuple[str, int]] = {
-    "sq8, 32 links (hippo)": ("SQ8", 32),
-    "sq8, 16 links": ("SQ8", 16),
-    "sq4, 32 links": ("SQ4", 32),
-    "sq4, 16 links": ("SQ4", 16),
-    "pq48, 32 links": ("PQ48", 32),
+# name -> (codes, links, efConstruction): hippo's graph first, then the one it replaced (stop 55)
+VARIANTS: dict[str, tuple[str, int, int]] = {
+    "sq4, 16 links, built at 200 (hippo)": ("SQ4", 16, 200),
+    "sq8, 32 links, built at 100 (hippo to stop 54)": ("SQ8", 32, 100),
+    "sq8, 16 links": ("SQ8", 16, 100),
+    "sq4, 32 links": ("SQ4", 32, 100),
+    "sq4, 16 links": ("SQ4", 16, 100),
+    "pq48, 32 links": ("PQ48", 32, 100),
 }
 # Not among them: 96-byte product codes, which faiss's HNSW builds slowly: on 20k 2Wiki facts a build
 # took 52.8 s (sq8: 3.3 s) and a search 0.37 ms at ef 128 (0.20) for recall@10 0.991 (0.998).
@@ -59,18 +61,18 @@ def fact_vectors(folder: Path, rows: int | None) -> np.ndarray:
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def graph(codes: str, links: int, train: np.ndarray) -> faiss.Index:
+def graph(codes: str, links: int, width: int, train: np.ndarray) -> faiss.Index:
     if codes.startswith("SQ"):
         kind = {"SQ8": faiss.ScalarQuantizer.QT_8bit, "SQ4": faiss.ScalarQuantizer.QT_4bit}[codes]
         index = faiss.IndexHNSWSQ(DIM, kind, links, faiss.METRIC_INNER_PRODUCT)
     else:  # product quantization in faiss's HNSW is L2 only: on unit vectors it orders as inner product does
         index = faiss.IndexHNSWPQ(DIM, int(codes[2:]), links, 8)
-    index.hnsw.efConstruction = AnnSettings().build_ef
+    index.hnsw.efConstruction = width
     index.train(train)
     return index
 
 
-def study(name: str, vectors: np.ndarray, settings: AnnSettings, variants: dict[str, tuple[str, int]] = VARIANTS,
+def study(name: str, vectors: np.ndarray, settings: AnnSettings, variants: dict[str, tuple[str, int, int]] = VARIANTS,
           widths: tuple[int, ...] = WIDTHS) -> list[dict[str, Any]]:
     rng = np.random.default_rng(len(vectors))
     labels = np.arange(len(vectors))
@@ -79,9 +81,9 @@ def study(name: str, vectors: np.ndarray, settings: AnnSettings, variants: dict[
     exact = np.argpartition(-(queries @ vectors.T), K, axis=1)[:, :K]  # as sets: order does not matter
     train = vectors[np.sort(rng.choice(len(vectors), min(len(vectors), 65_536), replace=False))]
     rows = []
-    for variant, (codes, links) in variants.items():
+    for variant, (codes, links, width) in variants.items():
         clock = time.perf_counter()
-        index = graph(codes, links, train)
+        index = graph(codes, links, width, train)
         index.add(vectors)
         built = time.perf_counter() - clock
         size = len(faiss.serialize_index(index))

@@ -1,5 +1,8 @@
 """Vector search per space: exact while small, HNSW above; visibility inside the search, never after it."""
 
+import os
+from pathlib import Path
+
 import faiss
 import numpy as np
 import pytest
@@ -8,8 +11,9 @@ from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticEx
 from hippo import Memory, Settings
 from hippo.memory.ann import AnnSettings
 from hippo.memory.calibration import calibration_queries
+from hippo.memory.pages import saved_rows
 from hippo.memory.shards import FlatShard, HnswShard
-from hippo.memory.vectors import VectorIndex
+from hippo.memory.vectors import VectorIndex, VectorStore
 from hippo.store import SQLiteStore
 
 DIM = 48
@@ -367,3 +371,36 @@ def test_a_mapped_graph_grows_from_one_copy_of_its_file_and_never_from_another_f
     assert held.tolist() == labels[:1_000].tolist() + labels[1_300:].tolist()
     (_, found), = shard.search(vectors[1_350][None, :], 1, vectors.__getitem__)
     assert found.tolist() == [1_350]
+
+
+def _rss_file_kb() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssFile:"))
+
+
+@pytest.mark.skipif(not hasattr(os, "pread"), reason="positional reads are POSIX")
+def test_saved_rows_are_read_by_position_without_mapping_the_file(tmp_path):
+    """A saved vector file's rows come back as written, in the order asked, out-of-range rows are refused
+    by name, and reading scattered rows of a warm file adds nothing to the process's mapped pages (a mapped
+    row brought its whole page-cache folio into RSS with it)."""
+    rng = np.random.default_rng(9)
+    rows = rng.standard_normal((40_000, 384)).astype(np.float16)  # 30 MB
+    path = tmp_path / "vectors-fact-float16-1.bin"
+    path.write_bytes(rows.tobytes())
+    saved = saved_rows(path, "float16", rows.shape)
+    asked = rng.choice(len(rows), 2_000, replace=False)
+    assert np.array_equal(saved[asked], rows[asked])
+    assert np.array_equal(np.asarray(saved), rows) and saved.astype(np.float32).dtype == np.float32
+    with pytest.raises(IndexError, match="vectors-fact-float16-1.bin"):
+        saved[np.array([len(rows)])]
+    with pytest.raises(ValueError, match="fewer than 40001 rows"):
+        saved_rows(path, "float16", (40_001, 384))
+    assert len(saved_rows(path, "float16", (0, 384))) == 0
+    if Path("/proc/self/status").exists():
+        before = _rss_file_kb()
+        for part in np.array_split(rng.choice(len(rows), 20_000, replace=False), 50):
+            saved[part]
+        assert _rss_file_kb() - before < 1_024
+    store = VectorStore(384, saved)  # the saved part, then rows added in memory
+    store.append(rows[:3].astype(np.float32))
+    assert np.array_equal(store.get(np.array([len(rows) + 2, 7])), rows[[2, 7]].astype(np.float32))

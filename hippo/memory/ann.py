@@ -23,12 +23,21 @@ class AnnSettings:
     blend_cosine: float = 0.3  # a blend's two held vectors are about this close
     near_noise: float = 0.75  # near queries (cosine ~0.8: synonym linking)
     near_floor: float = 0.8  # ... of which only neighbours at least this close are wanted
-    links: int = 32  # HNSW M
-    # efConstruction. A better-linked graph is found by a narrower walk: on 300k synthetic fact vectors,
-    # recall@10 0.988 at ef 384 where 40 (the first default) needed 1,024 for 0.989, for a 1.7x slower build.
-    build_ef: int = 100
-    # ... and from ``wide_build_from`` rows: on 1M synthetic fact vectors 200 found 0.990 at ef 288 (1.32 ms a
-    # search) where 100 needed ef 1,024 for 0.984 (3.03 ms); at 300k the two were within 0.001
+    # A node's bytes in the graph every search walks: its codes (``code_bits`` a dimension) and its links
+    # (``links`` a node, twice that at the base layer). Both were halved from 8 bits and 32 links (656 B a
+    # MiniLM vector) to 4 and 16 (336 B) at stop 55 (``benchmarks/ann_codes.py``): on 2Wiki's 65k real fact
+    # vectors recall@10 after re-ranking 0.992 / 0.994 at ef 256 / 512 against 0.989 / 0.992. At 1M passages
+    # (~13.5M vectors) the graphs are ~4.6 GB instead of ~8.9: what lets recall's working set fit 12 GB.
+    code_bits: int = 4
+    links: int = 16  # HNSW M
+    # efConstruction. A better-linked graph is found by a narrower walk: on 300k synthetic fact vectors (8-bit
+    # codes, 32 links) recall@10 0.988 at ef 384 where 40 (the first default) needed 1,024 for 0.989. 4-bit codes
+    # and 16 links need 200: at 100 they found 0.967 at ef 512 in 300k synthetic fact vectors (200: 0.981; the
+    # 8-bit, 32-link graph at 100: 0.984), and in the 10k store's 100k facts, calibrated, 0.974 of the
+    # questions' top 10 (200: 0.985). Twice the build's work a row: the 10k store indexed in 80 s, not 60.
+    build_ef: int = 200
+    # ... and from ``wide_build_from`` rows (8-bit, 32 links, 1M synthetic facts: 200 found 0.990 at ef 288 where
+    # 100 needed ef 1,024 for 0.984); equal to ``build_ef`` now, so every graph is linked at one width.
     wide_build_ef: int = 200
     wide_build_from: int = 500_000
     min_ef: int = 128  # real MuSiQue phrases needed ~128 for recall@1 0.995 where noisy copies needed 40
@@ -41,9 +50,10 @@ class AnnSettings:
     rerank: int = 4  # a search re-scores rerank x k candidates exactly
     min_rerank: int = 40
     # ... and a search for more than ``many`` (the passage prior's top 200) re-scores ``rerank_many`` x k: the
-    # shortlist is also the least walk width, and 8-bit codes order a wide walk's candidates well enough. On the
-    # 100k synthetic store's passages a k-200 search kept 0.980 of the exact top 200 and 0.9987 of its top 10
-    # at 2 (1.6 ms) against 0.992 and 0.9993 at 4 (3.1 ms); recall p50 20.3 -> 18.1 ms, top 5 hits 0.999 alike.
+    # shortlist is also the least walk width, and the codes order a wide walk's candidates well enough. On the
+    # 100k synthetic store's passages (8-bit codes) a k-200 search kept 0.980 of the exact top 200 and 0.9987 of
+    # its top 10 at 2 (1.6 ms) against 0.992 and 0.9993 at 4 (3.1 ms); recall p50 20.3 -> 18.1 ms, top 5 hits
+    # 0.999 alike. With 4-bit codes its questions' searches still find 0.998 of the top 200 there (stop 55).
     many: int = 50
     rerank_many: int = 2
     rebuild_dead: float = 0.25  # share of removed records at which a graph is rebuilt

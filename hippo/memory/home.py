@@ -81,5 +81,5 @@ def shape_key(settings: Settings, dim: int) -> dict:
     """The settings that decide what the derived state holds."""
     ann = ann_settings(settings)
     return {"dim": dim, "relation_weight": settings.relation_weight, "mention_weight": settings.mention_weight,
-            "exact_max": ann.exact_max, "links": ann.links, "build_ef": ann.build_ef, "recall": ann.recall,
-            "min_ef": ann.min_ef}
+            "exact_max": ann.exact_max, "code_bits": ann.code_bits, "links": ann.links, "build_ef": ann.build_ef,
+            "recall": ann.recall, "min_ef": ann.min_ef}

@@ -1,20 +1,28 @@
-"""Pages of the saved derived state: mapped for random reads, and read once in the background on open.
+"""Pages of the saved derived state: graphs mapped, vector rows read by position, and every file
+read once in the background on open.
 
-A search touches a few scattered rows of the vector files and a few hundred nodes
-of an HNSW graph, so both are mapped, not loaded: opening reads none of them and
-they are clean page cache the kernel may drop, not the process's own memory. What
-a mapping costs instead is the first touch of each page: a recall in a fresh
-process over a cold 100k-passage store spent ~60 ms of its seeds stage faulting
-them in one by one. ``read_ahead`` reads the files through once, sequentially, on
-a background thread (this machine's disk: ~2 GB/s that way, ~0.1 ms a random
-page), so the cache is warm a second or two after opening while recalls go on.
+A search touches a few hundred nodes of an HNSW graph and re-ranks a few dozen
+rows of a vector file. The graphs are mapped, not loaded (faiss walks them in
+place): opening reads none of them and they are clean page cache the kernel may
+drop, not the process's own memory. The vector rows are read with ``pread``
+instead (``FileRows``): a mapped row brought its whole page-cache folio into the
+process with it (one 768-byte row touched per MB of a warm float16 file mapped
+175 KB a touch, so after 210 recalls a 100k-passage store held 1.1 GB of vector
+pages in its RSS for the ~900 rows a recall reads); a read copies the row and
+maps nothing, for ~0.9 us a row against ~0.4 from a mapping. What either costs
+first is the page's first read from disk: a recall in a fresh process over a
+cold 100k-passage store spent ~60 ms of its seeds stage faulting pages in one by
+one. ``read_ahead`` reads the files through once, sequentially, on a background
+thread (this machine's disk: ~2 GB/s that way, ~0.1 ms a random page), so the
+cache is warm a second or two after opening while recalls go on.
 ``posix_fadvise(WILLNEED)`` was tried first and left the cache cold here.
 """
 
 from __future__ import annotations
 
-import mmap
+import os
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,18 +31,52 @@ import numpy as np
 CHUNK = 1 << 22
 
 
-def mapped_rows(path: Path, dtype: str, shape: tuple[int, int]) -> np.ndarray:
-    """Rows of a saved vector file, memory-mapped read-only for random access: searches read a few
-    scattered rows, and the kernel's read-ahead (8 MB a fault on this machine's disk) made 160
-    random rows of a cold 1M-row file take 2.9 s instead of 27 ms."""
-    with path.open("rb") as f:
-        size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        if not size:
-            return np.zeros(shape, dtype=dtype)
-        mapping = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ)
-    if hasattr(mmap, "MADV_RANDOM"):  # Linux and most Unixes
-        mapping.madvise(mmap.MADV_RANDOM)
-    return np.frombuffer(mapping, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+class FileRows:
+    """The rows of a saved vector file (raw ``dtype`` rows of ``shape[1]``), read by position: indexing
+    with an array of row numbers reads those rows (one ``pread`` each, in the order asked), ``np.asarray``
+    reads them all. Read-only; the file is opened once and closed with the object (a newer generation may
+    replace it meanwhile: the open descriptor still reads the file it opened)."""
+
+    def __init__(self, path: Path, dtype: str, shape: tuple[int, int]) -> None:
+        self.path, self.dtype, self.shape = path, np.dtype(dtype), (int(shape[0]), int(shape[1]))
+        self._row = self.shape[1] * self.dtype.itemsize
+        self._fd = os.open(path, os.O_RDONLY)
+        weakref.finalize(self, os.close, self._fd)
+        if os.fstat(self._fd).st_size < self.shape[0] * self._row:
+            raise ValueError(f"{path} holds fewer than {self.shape[0]} rows of {self._row} bytes")
+        if hasattr(os, "posix_fadvise"):  # the kernel's read-ahead suits sequential reads, not scattered rows
+            os.posix_fadvise(self._fd, 0, 0, os.POSIX_FADV_RANDOM)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) and (rows.min() < 0 or rows.max() >= self.shape[0]):
+            raise IndexError(f"rows outside 0..{self.shape[0] - 1} of {self.path.name}")
+        read, fd, size = os.pread, self._fd, self._row
+        data = b"".join([read(fd, size, at) for at in (rows * size).tolist()])
+        return np.frombuffer(data, dtype=self.dtype).reshape(len(rows), self.shape[1])
+
+    def __array__(self, dtype: np.dtype | None = None, copy: bool | None = None) -> np.ndarray:
+        out = np.empty(self.shape, dtype=self.dtype)
+        view, done = memoryview(out).cast("B"), 0
+        while done < len(view):
+            got = os.preadv(self._fd, [view[done : done + CHUNK]], done)
+            if not got:
+                raise OSError(f"{self.path} ended after {done} bytes")
+            done += got
+        return out if dtype is None else out.astype(dtype)
+
+    def astype(self, dtype: np.dtype | type) -> np.ndarray:
+        return np.asarray(self, dtype=dtype)
+
+
+def saved_rows(path: Path, dtype: str, shape: tuple[int, int]) -> FileRows | np.ndarray:
+    """The rows of a saved vector file (an empty array for no rows)."""
+    if not shape[0]:
+        return np.zeros(shape, dtype=dtype)
+    return FileRows(path, dtype, shape)
 
 
 def read_ahead(paths: Sequence[Path]) -> threading.Thread:

@@ -9,7 +9,7 @@ Layout of its folder (``hippo.memory.home``: ``<store>.db.hippo/`` beside a SQLi
   manifest atomically;
 - ``vectors-<kind>-<dtype>.bin``: every vector of a kind, rows appended by each
   snapshot and shared by all of them (the manifest says how many rows are
-  valid), memory-mapped when opened;
+  valid), read by position when opened (``hippo.memory.pages``);
 - ``journal-<n>.bin``: the writes since snapshot ``n`` (``hippo.memory.delta``),
   one checksummed record each, appended after the store committed them.
 
@@ -52,7 +52,7 @@ from hippo.memory.checks import Checks, Corrupt, fsync_dir
 from hippo.memory.delta import KINDS, Delta
 from hippo.memory.home import kept_state_home, shape_key, state_home, store_id
 from hippo.memory.keywords import KeywordIndex
-from hippo.memory.pages import mapped_rows, read_ahead
+from hippo.memory.pages import read_ahead, saved_rows
 from hippo.memory.shards import NEAR_FROM, FlatShard, HnswShard
 from hippo.memory.state import DerivedState, ann_settings
 from hippo.memory.titles import TitleIndex
@@ -205,8 +205,8 @@ class DerivedCache:
             ann = ann_settings(settings, kind)
             index = VectorIndex(dim, ann)
             if saved["rows"]:
-                index.store = VectorStore(dim, mapped_rows(self.directory / saved["file"], saved["dtype"],
-                                                       (saved["rows"], dim)))
+                index.store = VectorStore(dim, saved_rows(self.directory / saved["file"], saved["dtype"],
+                                                          (saved["rows"], dim)))
             own = arrays(f"vectors-{kind}")
             index.keys = Column(np.uint64, own["keys"])
             index.label_of = Column(np.int64, own["label_of"])
@@ -357,8 +357,8 @@ class DerivedCache:
             for kind, index in state.vector_indexes():
                 entry = vectors[kind]
                 if entry["rows"]:
-                    index.store.attach(mapped_rows(self.directory / entry["file"], entry["dtype"],
-                                               (entry["rows"], index.dim)))
+                    index.store.attach(saved_rows(self.directory / entry["file"], entry["dtype"],
+                                                  (entry["rows"], index.dim)))
         self._sweep(keep={gen_name, manifest["journal"], *(v["file"] for v in vectors.values())})
 
     def _save_vectors(self, kind: str, store: VectorStore, old: dict | None, files: dict, number: int) -> dict:

@@ -6,7 +6,7 @@ afterwards and a small space in a huge store still returns its true top k.
 
 - ``FlatShard``: a float32 matrix, scored exactly (what faiss' ``IndexFlatIP``
   does), up to ``AnnSettings.exact_max`` rows.
-- ``HnswShard``: faiss ``IndexHNSWSQ`` (8-bit codes, ``links`` per node, inner
+- ``HnswShard``: faiss ``IndexHNSWSQ`` (``code_bits`` codes, ``links`` per node, inner
   product) under an ``IndexIDMap`` (labels = the records' rows). A search walks
   the graph with ``ef`` candidates and the ``rerank`` x k best (``rerank_many``
   x k for a search for many) go back to exact
@@ -80,6 +80,7 @@ def _single_threaded_blas() -> None:
 _single_threaded_blas()
 
 CHUNK = 65_536  # vectors gathered at a time when building a graph (each chunk scored by the calibration queries too)
+CODES = {4: faiss.ScalarQuantizer.QT_4bit, 6: faiss.ScalarQuantizer.QT_6bit, 8: faiss.ScalarQuantizer.QT_8bit}
 NEAR_FROM = 16  # the narrowest walk a near (synonym) search is calibrated from: its neighbours are close
 
 
@@ -202,11 +203,11 @@ class HnswShard:
         labels = np.asarray(labels, dtype=np.int64)
         rng = np.random.default_rng(len(labels))
         dim = gather(labels[:1]).shape[1]
-        base = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, settings.links, faiss.METRIC_INNER_PRODUCT)
+        base = faiss.IndexHNSWSQ(dim, CODES[settings.code_bits], settings.links, faiss.METRIC_INNER_PRODUCT)
         base.hnsw.efConstruction = settings.build_width(len(labels))
         index = faiss.IndexIDMap(base)
         sample = labels[np.sort(rng.choice(len(labels), min(len(labels), 65_536), replace=False))]
-        index.train(np.ascontiguousarray(gather(sample), dtype=np.float32))  # the 8-bit ranges
+        index.train(np.ascontiguousarray(gather(sample), dtype=np.float32))  # the codes' ranges
         parts = calibration_queries(labels, gather, settings, rng)
         queries = np.concatenate(parts)
         best = np.full((len(queries), 10), -np.inf, dtype=np.float32)

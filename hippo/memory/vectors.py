@@ -2,7 +2,8 @@
 
 Every vector is kept once, by slot, in a ``VectorStore``: float32 while the
 kind is small, float16 past ``HALF_FROM`` rows (halves memory; a cosine moves
-by < 1e-3), memory-mapped from the saved derived state when there is one.
+by < 1e-3), read from the saved derived state's file when there is one
+(``hippo.memory.pages.FileRows``: read by position, not held).
 Search goes to shards (``hippo.memory.shards``), one per space: a record is
 in the shard of every space whose readers may find it (a passage or fact in
 its own; an entity in each space whose live passages mention it). A reader's
@@ -21,19 +22,20 @@ import numpy as np
 
 from hippo.columns import Column
 from hippo.memory.ann import AnnSettings
+from hippo.memory.pages import FileRows
 from hippo.memory.shards import FlatShard, HnswShard
 
 HALF_FROM = 262_144  # rows after which a kind's vectors are kept as float16
 Results = list[tuple[np.ndarray, np.ndarray]]  # per query: (scores, labels), best first
+Saved = FileRows | np.ndarray  # rows on disk (or an array where there are none, or after ``_halve``)
 
 
 class VectorStore:
     """Vectors by slot: an optional read-only saved part, then rows added since, in RAM."""
 
-    def __init__(self, dim: int, saved: np.ndarray | None = None) -> None:
+    def __init__(self, dim: int, saved: Saved | None = None) -> None:
         self.dim = dim
-        # A plain view of a mapping (``mapped_rows``): indexing a np.memmap wraps every result in another.
-        self.saved = np.asarray(saved) if saved is not None else np.zeros((0, dim), dtype=np.float32)
+        self.saved: Saved = saved if saved is not None else np.zeros((0, dim), dtype=np.float32)
         self.dtype = self.saved.dtype if len(self.saved) else np.dtype(np.float32)
         self._tail = np.zeros((0, dim), dtype=self.dtype)
         self._size = 0
@@ -61,7 +63,7 @@ class VectorStore:
 
     def _halve(self) -> None:
         if len(self.saved):
-            self.saved = self.saved.astype(np.float16)  # a saved float32 part leaves the mapping once
+            self.saved = self.saved.astype(np.float16)  # a saved float32 part is read into memory once
         self._tail = self._tail.astype(np.float16)
         self.dtype = np.dtype(np.float16)
 
@@ -76,12 +78,12 @@ class VectorStore:
             out[~old] = self._tail[slots[~old] - split]
         return out
 
-    def attach(self, saved: np.ndarray) -> None:
+    def attach(self, saved: Saved) -> None:
         """The first ``len(saved)`` rows are now on disk (the saved state's file): drop them from RAM."""
         moved = len(saved) - len(self.saved)
         self._tail = self._tail[moved : self._size].copy()
         self._size -= moved
-        self.saved = np.asarray(saved)
+        self.saved = saved
 
 
 class VectorIndex:
