@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import faiss
 import pytest
 
 from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
@@ -128,6 +129,40 @@ def test_a_state_saved_under_an_older_calibration_is_calibrated_again_once(tmp_p
     again = _open(tmp_path / "old.db", **HNSW)
     assert [(s.ef, s.near_ef) for _, index in again.engine.state.vector_indexes() for s in index.shards.values()
             if isinstance(s, HnswShard)] == fitted
+    again.close()
+
+
+def test_a_state_saved_with_stop_54s_graphs_is_rebuilt_with_4_bit_codes_16_links_and_rows_read_from_files(tmp_path):
+    """Graphs of 8-bit codes and 32 links (a state saved before stop 55: its shape has no ``code_bits``) are
+    not used: the open rebuilds the state, whose graphs hold 4 bits a dimension and 16 links a node, and
+    whose vector rows are then read from the saved files by position, answering as the live state did."""
+    from hippo.memory.pages import FileRows
+    from hippo.memory.shards import HnswShard
+
+    memory = _open(tmp_path / "old.db", **HNSW)
+    memory.index(CORPUS.documents(0, 160))
+    memory.close()
+    path = tmp_path / "old.db.hippo" / "MANIFEST.json"
+    manifest = json.loads(path.read_text())
+    shape = manifest["shape"]
+    assert (shape.pop("code_bits"), shape["links"], shape["build_ef"]) == (4, 16, 200)
+    manifest["shape"] = {**shape, "links": 32, "build_ef": 100}
+    path.write_text(json.dumps(manifest))
+    reopened = _open(tmp_path / "old.db", **HNSW)
+    assert reopened.engine.cache.outcome == "stale: settings changed"
+    graphs = [s.index.index for _, index in reopened.engine.state.vector_indexes() for s in index.shards.values()
+              if isinstance(s, HnswShard)]
+    assert graphs
+    for graph in graphs:
+        graph = faiss.downcast_index(graph)
+        codes = faiss.downcast_index(graph.storage).sq
+        assert codes.code_size == graph.d // 2 and graph.hnsw.nb_neighbors(1) == 16
+    before = _outputs(reopened)
+    reopened.close()
+    again = _open(tmp_path / "old.db", **HNSW)
+    assert again.engine.cache.outcome == "loaded"
+    assert all(isinstance(index.store.saved, FileRows) for _, index in again.engine.state.vector_indexes())
+    assert _outputs(again) == before
     again.close()
 
 

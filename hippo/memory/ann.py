@@ -26,7 +26,7 @@ class AnnSettings:
     # A node's bytes in the graph every search walks: its codes (``code_bits`` a dimension) and its links
     # (``links`` a node, twice that at the base layer). Both were halved from 8 bits and 32 links (656 B a
     # MiniLM vector) to 4 and 16 (336 B) at stop 55 (``benchmarks/ann_codes.py``): on 2Wiki's 65k real fact
-    # vectors recall@10 after re-ranking 0.992 / 0.994 at ef 256 / 512 against 0.989 / 0.992. At 1M passages
+    # vectors recall@10 after re-ranking 0.993 / 0.994 at ef 256 / 512 against 0.989 / 0.992. At 1M passages
     # (~13.5M vectors) the graphs are ~4.6 GB instead of ~8.9: what lets recall's working set fit 12 GB.
     code_bits: int = 4
     links: int = 16  # HNSW M
