@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.common import log, machine_info, machine_line, markdown_table, write_outputs  # noqa: E402
 from hippo.memory.ann import AnnSettings  # noqa: E402
 from hippo.memory.calibration import calibration_queries  # noqa: E402
+from hippo.memory.shards import CODES  # noqa: E402
 
 DIM = 384
 WIDTHS = (64, 128, 256, 512)
@@ -63,8 +64,7 @@ def fact_vectors(folder: Path, rows: int | None) -> np.ndarray:
 
 def graph(codes: str, links: int, width: int, train: np.ndarray) -> faiss.Index:
     if codes.startswith("SQ"):
-        kind = {"SQ8": faiss.ScalarQuantizer.QT_8bit, "SQ4": faiss.ScalarQuantizer.QT_4bit}[codes]
-        index = faiss.IndexHNSWSQ(DIM, kind, links, faiss.METRIC_INNER_PRODUCT)
+        index = faiss.IndexHNSWSQ(DIM, CODES[int(codes[2:])], links, faiss.METRIC_INNER_PRODUCT)  # the engine's
     else:  # product quantization in faiss's HNSW is L2 only: on unit vectors it orders as inner product does
         index = faiss.IndexHNSWPQ(DIM, int(codes[2:]), links, 8)
     index.hnsw.efConstruction = width
