@@ -74,37 +74,43 @@ def _memory(path: Path, **settings: Any):
 def build(size: int, store_dir: Path, hours: float | None = None) -> dict[str, Any]:
     """Index ``size`` synthetic passages into ``store_dir/scale-<size>.db`` (resuming a partial build).
     ``hours``: start no chunk after this much time (0: build nothing, measure what is there), close the
-    store cleanly; the next call resumes (a 1M-passage store takes longer to build than one sitting)."""
+    store cleanly; the next call resumes (a 1M-passage store takes longer to build than one sitting).
+    The record of time spent is written every 10 chunks too, so a sitting ended by a kill keeps it."""
     path = store_dir / f"scale-{size}.db"
     record_path = path.with_suffix(".build.json")
-    record = json.loads(record_path.read_text()) if record_path.exists() else {"seconds": 0.0, "chunks": 0}
+    before = json.loads(record_path.read_text()) if record_path.exists() else {"seconds": 0.0, "chunks": 0}
     memory = _memory(path)
     have = memory.stats().passages
     corpus = SyntheticCorpus(size)
     log(f"{size:,}: building at {path} ({have:,} passages stored)")
     start = time.perf_counter()
     cpu = time.process_time()
+    chunks = 0
+
+    def record(done: int) -> dict[str, Any]:
+        now = {"seconds": before["seconds"] + time.perf_counter() - start, "chunks": before["chunks"] + chunks,
+               "cpu_seconds": before.get("cpu_seconds", 0.0) + time.process_time() - cpu,
+               "peak_rss_mb": max(before.get("peak_rss_mb", 0.0), _peak_mb()), "passages": done}
+        record_path.write_text(json.dumps(now))
+        return now
+
     done = have
     for first in range(have - have % CHUNK, size, CHUNK):
         if hours is not None and time.perf_counter() - start >= 3600 * hours:
             log(f"  stopping at {done:,} passages after {hours} h; run again to resume")
             break
         memory.index(corpus.documents(first, first + CHUNK))
-        record["chunks"] += 1
+        chunks += 1
         done = min(first + CHUNK, size)
-        if record["chunks"] % 10 == 0 or done == size:
-            elapsed = record["seconds"] + time.perf_counter() - start
-            log(f"  {done:,} passages, {elapsed:.0f}s, peak RSS {_peak_mb():.0f} MB, load {os.getloadavg()[0]:.1f}")
+        if chunks % 10 == 0 or done == size:
+            now = record(done)
+            log(f"  {done:,} passages, {now['seconds']:.0f}s, peak RSS {_peak_mb():.0f} MB, "
+                f"load {os.getloadavg()[0]:.1f}")
     if done >= size:
         for _, index in memory.engine.state.vector_indexes():  # a store built before graphs were calibrated
             index.calibrate()                                  # as they grew
     memory.close()  # folds the journal (and any calibration) into the saved state
-    record["seconds"] += time.perf_counter() - start
-    record["cpu_seconds"] = record.get("cpu_seconds", 0.0) + time.process_time() - cpu
-    record["peak_rss_mb"] = max(record.get("peak_rss_mb", 0.0), _peak_mb())
-    record["passages"] = done
-    record_path.write_text(json.dumps(record))
-    return record
+    return record(done)
 
 
 def _peak_mb() -> float:

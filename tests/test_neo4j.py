@@ -80,7 +80,8 @@ def _hits(memory: Memory, question: str) -> list[tuple[str, float]]:
 def test_recall_gives_the_same_hits_as_the_embedded_store(neo4j_sample, sample_memory, questions, embedder,
                                                           neo4j_server, monkeypatch):
     # BM25 scores differ by backend (Lucene vs FTS5), so the keyword share of the
-    # passage prior is off here: everything else must agree to the last digit.
+    # passage prior is off here: everything else must agree, to the rounding of the SQLite
+    # store's float16 vectors (Neo4j keeps float32; scores then differ by < 5e-5 relative).
     for memory in (neo4j_sample, sample_memory):
         monkeypatch.setattr(memory.settings, "keyword_prior_share", 0.0)
     assert neo4j_sample.stats().model_dump(exclude={"store"}) == sample_memory.stats().model_dump(exclude={"store"})
@@ -88,7 +89,7 @@ def test_recall_gives_the_same_hits_as_the_embedded_store(neo4j_sample, sample_m
     for q in questions:
         got = _hits(neo4j_sample, q["question"])
         assert [i for i, _ in got] == [i for i, _ in want[q["id"]]], q["id"]
-        assert [s for _, s in got] == pytest.approx([s for _, s in want[q["id"]]], rel=1e-5, abs=1e-9), q["id"]
+        assert [s for _, s in got] == pytest.approx([s for _, s in want[q["id"]]], rel=2e-4, abs=1e-9), q["id"]
     # A memory opened afresh loads the projection and vectors from Neo4j (store order): same hits.
     reloaded = Memory(_open(neo4j_server), embedder=embedder, settings=Settings(keyword_prior_share=0.0))
     try:

@@ -83,7 +83,8 @@ def test_reembed_on_open_moves_the_store_and_recall_works(tmp_path, embedder):
         assert "Lena Markov" in _titles(memory.recall(QUESTION))[:2]
         ids, hashes, matrix = memory.store.load_vectors("passage")
         texts = memory.store.embed_texts()
-        assert np.allclose(matrix, embedder.encode([texts[h] for h in hashes]), atol=1e-5)
+        # the store keeps float16: a MiniLM component (|x| < 0.25) within half a float16 step, 6e-5
+        assert np.allclose(matrix, embedder.encode([texts[h] for h in hashes]), atol=1e-4)
 
 
 def test_an_interrupted_reembed_changes_nothing_and_resumes(tmp_path, embedder):

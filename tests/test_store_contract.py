@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import closing
 
 import numpy as np
 import pytest
 
-from hippo.errors import EmbeddingModelMismatch
+from hippo.errors import EmbeddingModelMismatch, StoreError
 from hippo.ids import text_hash
 from hippo.models import DocumentRecord, Entity, Fact, Mention, Passage, Synonym
 from hippo.store import SQLiteStore, Store, WriteBatch, embed_hash, sqlite_embedding
 
 DIM = 4
+HALF_ROUNDING = 1e-3  # a unit vector's component moves by < 2.5e-4 when a SQLite store keeps it at float16
 
 
 @pytest.fixture(params=["sqlite", pytest.param("neo4j", marks=pytest.mark.neo4j)])
@@ -42,6 +44,11 @@ def store(opener) -> Store:
 def _vector(seed: int) -> np.ndarray:
     v = np.random.default_rng(seed).normal(size=DIM).astype(np.float32)
     return v / np.linalg.norm(v)
+
+
+def _as_kept(store: Store, vector: np.ndarray) -> np.ndarray:
+    """The float32 a store gives back: Neo4j's exactly; a SQLite store made now keeps the nearest float16."""
+    return vector.astype(np.float16 if isinstance(store, SQLiteStore) else np.float32).astype(np.float32)
 
 
 def _batch(space: str = "org", doc: str = "doc:1", text: str = "Alpha was built by Beta.") -> WriteBatch:
@@ -91,12 +98,12 @@ def test_vectors_round_trip_by_text_hash_and_by_kind(store):
     cached = store.vectors([*batch.vectors, text_hash("never stored")])
     assert set(cached) == set(batch.vectors)
     for h, v in batch.vectors.items():
-        assert np.allclose(cached[h], v)
+        assert np.allclose(cached[h], v, atol=HALF_ROUNDING)
     ids, hashes, matrix = store.load_vectors("entity")
     assert set(ids) == {"entity:alpha", "entity:beta"} and matrix.shape == (2, DIM)
     assert matrix.dtype == np.float32
     for rid, h, row in zip(ids, hashes, matrix, strict=True):
-        assert np.allclose(row, batch.vectors[h])
+        assert np.allclose(row, batch.vectors[h], atol=HALF_ROUNDING)
     assert store.load_vectors("passage")[0] == ["passage:doc:1"]
     assert store.load_vectors("fact")[0] == ["fact:doc:1"]
 
@@ -192,11 +199,12 @@ def test_records_keep_store_order_across_batches(store):
     assert np.array_equal(matrix, np.stack([cached[h] for h in hashes]))
 
 
-def test_vectors_are_float32_exact(store):
+def test_vectors_come_back_as_float32_as_each_store_keeps_them(store):
+    """Neo4j keeps float32 bytes, exactly; a SQLite store made now keeps float16 (the nearest one)."""
     batch = _batch()
     store.write(batch)
     for h, v in store.vectors(batch.vectors).items():
-        assert v.dtype == np.float32 and np.array_equal(v, batch.vectors[h])
+        assert v.dtype == np.float32 and np.array_equal(v, _as_kept(store, batch.vectors[h]))
 
 
 def test_a_record_shares_the_cached_vector_of_its_text(store):
@@ -316,7 +324,8 @@ def test_batches_larger_than_one_statement(store, monkeypatch):
                               "synonyms": 0}
     ids, _, matrix = store.load_vectors("entity")
     assert ids == [e.id for e in entities]
-    assert np.array_equal(matrix[[0, 617, n - 1]], np.stack([_vector(n), _vector(n + 617), _vector(2 * n - 1)]))
+    want = np.stack([_vector(n), _vector(n + 617), _vector(2 * n - 1)])
+    assert np.array_equal(matrix[[0, 617, n - 1]], _as_kept(store, want))
     monkeypatch.setattr(sqlite_embedding, "_VECTOR_BATCH", 100)  # SQLite reads the vectors in 13 batches
     again_ids, _, again = store.load_vectors("entity")
     assert again_ids == ids and np.array_equal(again, matrix)
@@ -421,7 +430,7 @@ def test_a_vector_that_arrives_late_joins_the_vector_reads(store):
     revision = store.write(WriteBatch(passages=batch.passages, vectors={embed_hash(batch.passages[0]): late}))
     assert revision == 2
     ids, _, matrix = store.load_vectors("passage")
-    assert ids == ["passage:doc:1"] and np.array_equal(matrix[0], late)
+    assert ids == ["passage:doc:1"] and np.array_equal(matrix[0], _as_kept(store, late))
 
 
 def test_the_key_value_area(store):
@@ -439,3 +448,58 @@ def test_the_key_value_area(store):
     assert list(store.list_values("settings", limit=2)) == ["a\x00b", "b"]
     assert store.list_values("nothing-here") == {}
     assert store.revision() == revision  # not graph data: the derived indexes stay valid
+
+
+# -- SQLite only: how vectors are kept ---------------------------------------------------------------------------
+
+
+def _stored_blobs(path) -> list[bytes]:
+    import sqlite3
+
+    with closing(sqlite3.connect(path)) as db:
+        return [row[0] for row in db.execute("SELECT vector FROM vectors")]
+
+
+def test_a_sqlite_store_made_now_keeps_vectors_at_float16_half_the_bytes(tmp_path):
+    path = tmp_path / "half.db"
+    with closing(SQLiteStore(path)) as store:
+        store.bind_embedding_model("test-model", DIM)
+        batch = _batch()
+        store.write(batch)
+        _, hashes, matrix = store.load_vectors("entity")
+        assert np.array_equal(matrix, np.stack([_as_kept(store, batch.vectors[h]) for h in hashes]))
+    blobs = _stored_blobs(path)
+    assert len(blobs) == len(batch.vectors) and {len(b) for b in blobs} == {2 * DIM}
+    with closing(SQLiteStore(path)) as again:  # the format is the store's, not the opener's
+        assert {h: v.tolist() for h, v in again.vectors(batch.vectors).items()} == \
+            {h: _as_kept(again, v).tolist() for h, v in batch.vectors.items()}
+
+
+def test_a_sqlite_store_made_before_float16_keeps_float32_for_old_and_new_vectors(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "older.db"
+    with closing(SQLiteStore(path)) as store:
+        store.bind_embedding_model("test-model", DIM)
+    with closing(sqlite3.connect(path)) as db, db:  # as hippo 0.2 left it: no vector_format in meta
+        db.execute("DELETE FROM meta WHERE key = ?", (sqlite_embedding.FORMAT_KEY,))
+    with closing(SQLiteStore(path)) as store:
+        batch = _batch()
+        store.write(batch)
+        for h, v in store.vectors(batch.vectors).items():
+            assert np.array_equal(v, batch.vectors[h])  # exact, as before
+    assert {len(b) for b in _stored_blobs(path)} == {4 * DIM}
+
+
+@pytest.mark.parametrize("bad", [7e4, -1e5, float("nan")])
+def test_a_vector_float16_cannot_hold_is_refused_and_nothing_is_written(tmp_path, bad):
+    with closing(SQLiteStore(tmp_path / "range.db")) as store:
+        store.bind_embedding_model("test-model", DIM)
+        store.write(_batch(doc="doc:0", text="Kept before."))
+        before = store.counts(), store.revision()
+        batch = _batch()
+        batch.vectors[embed_hash(batch.passages[0])] = np.array([bad, 0, 0, 0], dtype=np.float32)
+        with pytest.raises(StoreError, match=r"outside float16's range \(\|x\| <= 65504\)"):
+            store.write(batch)
+        assert (store.counts(), store.revision()) == before
+        assert store.existing_ids(["passage:doc:1"]) == set()

@@ -219,18 +219,22 @@ EXTRACT_CHUNK = 64  # passages per extractor call; prefetched vectors follow eac
 def embed_missing(records: list[Passage | Entity | Fact], store: Store, encode: Encode,
                   prefetched: Prefetched | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
     """Vectors for every record by text hash: from a prefetch, else the store's cache, else
-    encoded once per distinct text. Also returns the hashes encoded (now or by the prefetch)."""
+    encoded once per distinct text. Also returns the hashes encoded (now or by the prefetch).
+    Encoded vectors come as the store keeps them (``Store.as_kept``): this process then holds
+    what a process opening the store later reads."""
     texts = {embed_hash(r): embed_text(r) for r in records}
     known = prefetched.vectors if prefetched else {}
     vectors = {h: known[h] for h in texts if h in known}
+    if vectors:
+        vectors = dict(zip(vectors, store.as_kept(np.stack(list(vectors.values()))), strict=True))
     unknown = [h for h in texts if h not in vectors]
     if unknown:
         vectors.update(store.vectors(unknown))
     missing = [h for h in unknown if h not in vectors]
     # Similar lengths in one batch waste less padding.
     missing.sort(key=lambda h: len(texts[h]))
-    encoded = encode([texts[h] for h in missing]) if missing else []
-    vectors.update(zip(missing, encoded, strict=True))
+    if missing:
+        vectors.update(zip(missing, store.as_kept(encode([texts[h] for h in missing])), strict=True))
     before = [h for h in texts if h in prefetched.encoded] if prefetched else []
     return vectors, before + missing
 

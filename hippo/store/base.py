@@ -195,6 +195,10 @@ class Store(Protocol):
     def vectors(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """Stored vectors by text hash (the embedding cache)."""
 
+    def as_kept(self, vectors: np.ndarray) -> np.ndarray:
+        """These float32 vectors as ``vectors`` will give them back (a SQLite store keeps float16), so
+        the process that encoded them holds the numbers every later reader of the store will."""
+
     def load_graph(self) -> GraphData: ...
 
     # Re-embedding (``hippo.memory.reembed``): new vectors are staged beside the live ones, which

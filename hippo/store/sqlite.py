@@ -16,9 +16,9 @@ import numpy as np
 
 from hippo.errors import StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
-from hippo.store.base import GraphData, Spaces, VectorKind, WriteBatch, embed_hash
+from hippo.store.base import GraphData, Spaces, WriteBatch, embed_hash
 from hippo.store.common import check_versions, in_order, keyword_query
-from hippo.store.sqlite_embedding import SQLiteEmbeddings, blob as _blob
+from hippo.store.sqlite_embedding import FORMAT_KEY, SQLiteEmbeddings, blob, stored_format, unblob
 
 R = TypeVar("R", Passage, Entity, Fact, DocumentRecord)
 _SCHEMA_VERSION = "2"
@@ -73,6 +73,9 @@ class SQLiteStore(SQLiteEmbeddings):
         schema = resources.files("hippo.store").joinpath("sqlite_schema.sql").read_text()
         self._db.executescript(schema)
         self._migrate()
+        if self._meta("revision") is None:  # a new store: float16 vectors (older ones stay float32)
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES (?, 'float16')", (FORMAT_KEY,))
+        self._format = stored_format(self._db)
         self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (_SCHEMA_VERSION,))
         self._db.execute("INSERT OR IGNORE INTO meta VALUES ('revision', '0')")
 
@@ -183,7 +186,7 @@ class SQLiteStore(SQLiteEmbeddings):
             )
             db.executemany(
                 "INSERT OR IGNORE INTO vectors (hash, vector) VALUES (?,?)",
-                [(h, _blob(v)) for h, v in batch.vectors.items()],
+                [(h, blob(v, self._format)) for h, v in batch.vectors.items()],
             )
             if db.total_changes != before:
                 db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'revision'")
@@ -217,7 +220,7 @@ class SQLiteStore(SQLiteEmbeddings):
                 rows = self._db.execute(
                     f"SELECT hash, vector FROM vectors WHERE hash IN ({_marks(len(part))})", part
                 )
-                found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
+                found.update((h, unblob(v, self._format)) for h, v in rows)
         return found
 
     def load_graph(self) -> GraphData:

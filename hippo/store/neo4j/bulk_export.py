@@ -28,6 +28,7 @@ from hippo.errors import StoreError
 from hippo.models import Passage
 from hippo.store.base import DERIVED_NAMESPACE
 from hippo.store.neo4j.writer import passage_name, passage_words
+from hippo.store.sqlite_embedding import stored_format, unblob
 
 ARRAY = "\x1f"  # the array delimiter (U+001F): no heading or vector text contains it
 VECTOR_CHUNK = 20_000
@@ -210,15 +211,16 @@ def _write_vectors(db: sqlite3.Connection, out: CsvExport, workers: int, progres
     out.nodes["Vector"] = [header]
     kinds = _kind_hashes(db)
     total = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    kept = stored_format(db)
     done = 0
     with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
         pending = []
-        for part, rows in enumerate(_vector_chunks(db)):
+        for part, rows in enumerate(_vector_chunks(db, kept.itemsize)):
             labels = [ARRAY.join(k for k, used in kinds.items() if h in used) for h, _ in rows]
             path = out.directory / f"vectors.{part:05d}.csv"
             out.nodes["Vector"].append(path)
-            pending.append(pool.submit(format_vectors, path, [h for h, _ in rows], labels,
-                                       b"".join(v for _, v in rows)))
+            floats = unblob(b"".join(v for _, v in rows), kept).tobytes()  # float16 stores: widened here
+            pending.append(pool.submit(format_vectors, path, [h for h, _ in rows], labels, floats))
             while len(pending) > max(1, workers) * 2 or (pending and pending[0].done()):
                 done += pending.pop(0).result()
                 if progress:
@@ -230,11 +232,11 @@ def _write_vectors(db: sqlite3.Connection, out: CsvExport, workers: int, progres
     out.counts["vectors"] = done
 
 
-def _vector_chunks(db: sqlite3.Connection) -> Iterator[list[tuple[str, bytes]]]:
+def _vector_chunks(db: sqlite3.Connection, width: int) -> Iterator[list[tuple[str, bytes]]]:
     cursor = db.execute("SELECT hash, vector FROM vectors ORDER BY hash")  # WITHOUT ROWID in newer stores
     while rows := cursor.fetchmany(VECTOR_CHUNK):
         dims = {len(v) for _, v in rows}
-        if len(dims) != 1 or next(iter(dims)) % 4:
+        if len(dims) != 1 or next(iter(dims)) % width:
             raise StoreError("the store's vectors do not all have one dimension; re-embed it before a bulk import")
         yield rows
 

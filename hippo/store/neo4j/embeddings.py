@@ -40,6 +40,9 @@ class Neo4jEmbeddings(BoundIdentity):
         rows = self.db.read("meta_read", "reading the embedding model", meta=META)
         return _identity(rows[0] if rows else None)
 
+    def as_kept(self, vectors: np.ndarray) -> np.ndarray:
+        return np.asarray(vectors, dtype=np.float32)  # float32 bytes: given back exactly
+
     def bind_embedding_model(self, name: str, dim: int, backend: str = LEGACY_BACKEND) -> None:
         wanted = EmbeddingIdentity(name, int(dim), backend)
 
