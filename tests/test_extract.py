@@ -1,5 +1,8 @@
 import json
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -93,3 +96,27 @@ def test_openie_file_errors_name_the_field(tmp_path):
         OpenIEImport.from_file(_write(tmp_path, None, "{not json"))
     with pytest.raises(InvalidInput, match="no 'docs' list"):
         OpenIEImport.from_file(_write(tmp_path, {"something": 1}))
+
+
+_PROCESS = """
+import json, resource, sys
+from hippo.extract.spacy import load_pipeline
+doc = load_pipeline()("Lena Markov designed the Aurora Bridge.")
+seen = {"torch_after_spacy": "torch" in sys.modules, "ents": [e.text for e in doc.ents],
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+from hippo.embed import SentenceEmbedder
+vector = SentenceEmbedder("sentence-transformers/all-MiniLM-L6-v2").encode(["Aurora Bridge"])[0]
+seen["torch_vector_norm"] = float((vector ** 2).sum() ** 0.5)
+print(json.dumps(seen))
+"""
+
+
+def test_parsing_does_not_load_torch_and_the_torch_backend_still_works_after():
+    """thinc imports torch when it can (461 MB of RSS); spaCy's small model needs none of it."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", _PROCESS], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["torch_after_spacy"] is False and "Lena Markov" in seen["ents"]
+    assert seen["rss_mb"] < 450  # 240 here; 701 with torch loaded by thinc
+    assert abs(seen["torch_vector_norm"] - 1.0) < 1e-4  # torch, imported after, encodes as before
