@@ -5,12 +5,14 @@ time) and are read by position. A ``Column`` is a numpy array with spare
 capacity, so an append copies only when the capacity doubles; a
 ``StringTable`` keeps many short strings (record ids) as one UTF-8 blob and
 offsets instead of one Python object each (10M fact ids: 330 MB instead of
-830 MB). Both hand out their contents as plain arrays for saving.
+830 MB), and a ``StringIndex`` finds a string's position in one without a
+dict entry per string. Columns and tables hand out their contents as plain
+arrays for saving.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -77,16 +79,25 @@ class StringTable(Sequence[str]):
     def __getitem__(self, i):  # noqa: ANN001
         if isinstance(i, slice):
             return self.take(range(*i.indices(len(self))))
-        i = int(i)
+        i, n = int(i), len(self)
         if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
+            i += n
+        if not 0 <= i < n:
             raise IndexError(i)
-        start, end = self._offsets.values[i], self._offsets.values[i + 1]
-        return self._blob.values[start:end].tobytes().decode("utf-8")
+        # the columns' buffers, not ``values``: a view made per call was most of a lookup's time
+        start, end = self._offsets._data[i : i + 2].tolist()  # noqa: SLF001
+        return self._blob._data[start:end].tobytes().decode("utf-8")  # noqa: SLF001
 
     def take(self, rows: Iterable[int]) -> list[str]:
-        return [self[int(r)] for r in rows]
+        """``[table[r] for r in rows]``, the offsets gathered at once (a recall names ~100 vertices)."""
+        at = np.fromiter(rows, dtype=np.int64) if not isinstance(rows, np.ndarray) else rows.astype(np.int64)
+        n = len(self)
+        at = np.where(at < 0, at + n, at)
+        if at.size and not (0 <= at.min() and at.max() < n):
+            raise IndexError(int(at[(at < 0) | (at >= n)][0]))
+        offsets, blob = self._offsets._data, self._blob._data  # noqa: SLF001
+        return [blob[a:b].tobytes().decode("utf-8")
+                for a, b in zip(offsets[at].tolist(), offsets[at + 1].tolist(), strict=True)]
 
     def append(self, strings: Iterable[str]) -> None:
         encoded = [s.encode("utf-8") for s in strings]
@@ -101,6 +112,67 @@ class StringTable(Sequence[str]):
         return self._blob.values, self._offsets.values
 
     def to_list(self) -> list[str]:
+        return list(self.strings())
+
+    def strings(self, stop: int | None = None) -> Iterator[str]:
+        """The first ``stop`` strings (all by default), decoded one at a time."""
         blob = self._blob.values.tobytes()
-        offsets = self._offsets.values.tolist()
-        return [blob[a:b].decode("utf-8") for a, b in zip(offsets, offsets[1:], strict=False)]
+        offsets = self._offsets.values[: len(self) + 1 if stop is None else stop + 1].tolist()
+        return (blob[a:b].decode("utf-8") for a, b in zip(offsets, offsets[1:], strict=False))
+
+
+class StringIndex(Mapping[str, int]):
+    """The way back from a ``StringTable``: string -> its position, without a dict entry per string.
+
+    The strings there when the index is made are found by hash: their hashes sorted, with the
+    position of each, a match confirmed against the table (~12 B a string; a dict of str -> int held
+    ~140 B a record id: ~480 MB for the ~3.4M vertices of 1M passages). Strings added after go to a
+    dict. ``hash`` is the interpreter's, computed in this process and never saved.
+    """
+
+    def __init__(self, table: StringTable, indexed: int | None = None) -> None:
+        self._table = table
+        n = len(table) if indexed is None else indexed
+        hashes = np.fromiter((hash(s) for s in table.strings(n)), dtype=np.int64, count=n)
+        self._order = np.argsort(hashes, kind="stable").astype(np.int32 if n < 2**31 else np.int64)
+        self._hashes = hashes[self._order]
+        self._added: dict[str, int] = {}
+
+    def get(self, key: str, default: int | None = None) -> int | None:  # type: ignore[override]
+        found = self._added.get(key)
+        if found is not None:
+            return found
+        h = hash(key)
+        i = int(np.searchsorted(self._hashes, h))
+        while i < len(self._hashes) and self._hashes[i] == h:
+            position = int(self._order[i])
+            if self._table[position] == key:
+                return position
+            i += 1
+        return default
+
+    def found(self, keys: Iterable[str]) -> Mapping[str, int]:
+        """The positions of those of ``keys`` held (at least), each looked up once: for a caller
+        that asks about the same keys many times."""
+        if not len(self._hashes):
+            return self._added
+        return {key: position for key in set(keys) if (position := self.get(key)) is not None}
+
+    def __getitem__(self, key: str) -> int:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __setitem__(self, key: str, position: int) -> None:
+        self._added[key] = position
+
+    def __len__(self) -> int:
+        return len(self._hashes) + len(self._added)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._table.strings(len(self._hashes))
+        yield from self._added

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hippo.columns import Column, StringTable
+from hippo.columns import Column, StringIndex, StringTable
 from hippo.graph.edges import KIND_NAMES, MENTION, NO_PASSAGE, RELATION, SYNONYM, EdgeRuns
 from hippo.graph.hidden import touched_by, unwalkable, with_synonyms
 from hippo.graph.support import SpaceSupport
@@ -48,8 +48,7 @@ class Impact:
 class GraphProjection:
     relation_weight: float = 1.0
     mention_weight: float = 1.0
-    vertex: dict[str, int] = field(default_factory=dict)
-    record_ids: list[str] = field(default_factory=list)
+    record_ids: StringTable = field(default_factory=StringTable)  # vertex -> record id
     is_passage: Column = field(default_factory=lambda: Column(bool))
     live: Column = field(default_factory=lambda: Column(bool))  # False: a retired (tombstoned) passage
     space_code: Column = field(default_factory=lambda: Column(np.int32))  # -1 for entities
@@ -71,6 +70,10 @@ class GraphProjection:
     _space_index: dict[str, int] = field(default_factory=dict)
     _views: dict[Spaces, GraphView] = field(default_factory=dict, repr=False)
     _views_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    vertex: StringIndex = field(init=False, repr=False)  # record id -> vertex
+
+    def __post_init__(self) -> None:
+        self.vertex = StringIndex(self.record_ids)
 
     @classmethod
     def from_data(cls, data: GraphData, *, relation_weight: float = 1.0,
@@ -104,7 +107,7 @@ class GraphProjection:
         start = len(self.record_ids)
         for i, rid in enumerate(ids):
             self.vertex[rid] = start + i
-        self.record_ids.extend(ids)
+        self.record_ids.append(ids)
         self.is_passage.append(np.full(len(ids), passage))
         self.live.append(np.ones(len(ids), dtype=bool))
         self.space_code.append(codes)
@@ -120,7 +123,8 @@ class GraphProjection:
         self._new_vertices([pid for pid, _ in passages], True, [self.code_of(s) for _, s in passages])
         entities = [e for e in dict.fromkeys(data.entities) if e not in self.vertex]
         self._new_vertices(entities, False, [-1] * len(entities))
-        v = self.vertex
+        named = {x for fact in data.facts for x in fact[1:]} | {x for m in data.mentions for x in m}
+        v = self.vertex.found(named | {x for a, b, _ in data.synonyms for x in (a, b)})
         facts = sorted(((v[p], fid, v.get(s, -1), v.get(o, -1)) for fid, s, o, p in data.facts if p in v),
                        key=lambda f: f[0])
         self._add_facts(facts)
@@ -315,9 +319,7 @@ class GraphProjection:
     def arrays(self) -> dict[str, np.ndarray]:
         """Everything needed to rebuild this projection, as arrays (one run: ``compact`` first)."""
         run = self.edges.compact(self.vertex_count)
-        ids = StringTable()
-        ids.append(self.record_ids)
-        blob, offsets = ids.arrays()
+        blob, offsets = self.record_ids.arrays()
         fact_blob, fact_offsets = self.fact_ids.arrays()
         return {
             "vertex_blob": blob, "vertex_offsets": offsets, "is_passage": self.is_passage.values,
@@ -335,8 +337,8 @@ class GraphProjection:
     def from_arrays(cls, arrays: dict[str, np.ndarray], space_names: list[str]) -> GraphProjection:
         relation_weight, mention_weight = (float(x) for x in arrays["weights"])
         p = cls(relation_weight=relation_weight, mention_weight=mention_weight)
-        p.record_ids = StringTable(arrays["vertex_blob"], arrays["vertex_offsets"]).to_list()
-        p.vertex = {rid: i for i, rid in enumerate(p.record_ids)}
+        p.record_ids = StringTable(arrays["vertex_blob"], arrays["vertex_offsets"])
+        p.vertex = StringIndex(p.record_ids)
         p.is_passage, p.live = Column(bool, arrays["is_passage"]), Column(bool, arrays["live"])
         p.space_code = Column(np.int32, arrays["space_code"])
         p.space_names = list(space_names)

@@ -232,8 +232,7 @@ class LocalSource:
         return {rid: v for (rid, v), seen in zip(held, visible.tolist(), strict=True) if seen}
 
     def record_ids(self, handles: list[int]) -> list[str]:
-        ids = self.state.projection.record_ids
-        return [ids[v] for v in handles]
+        return self.state.projection.record_ids.take(handles)
 
     def mentions(self, passage: int) -> np.ndarray:
         return self.view.mentions(passage)
