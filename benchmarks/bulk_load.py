@@ -45,7 +45,7 @@ from hippo.store.base import LEGACY_BACKEND
 from hippo.store.neo4j import Neo4jStore
 from hippo.store.neo4j.bulk import bulk_import, connect
 from hippo.store.neo4j.bulk_export import open_source, read_meta
-from hippo.store.neo4j.vectors import vector_of
+from hippo.store.sqlite_embedding import stored_format, unblob
 
 
 def batches(db: sqlite3.Connection, documents: int, per_batch: int) -> Iterator[WriteBatch]:
@@ -53,6 +53,7 @@ def batches(db: sqlite3.Connection, documents: int, per_batch: int) -> Iterator[
     doc_rows = db.execute("SELECT id, title, source, space, version, meta, kind FROM documents ORDER BY rowid "
                           "LIMIT ?", (documents,)).fetchall()
     synonyms = db.execute("SELECT a, b, score FROM synonyms").fetchall()
+    kept = stored_format(db)  # how the source keeps its vectors (float16 in stores made since stop 56)
     written: set[str] = set()
     for start in range(0, len(doc_rows), per_batch):
         group = doc_rows[start:start + per_batch]
@@ -78,7 +79,7 @@ def batches(db: sqlite3.Connection, documents: int, per_batch: int) -> Iterator[
         links = [Synonym(a=a, b=b, score=s) for a, b, s in synonyms if a in written and b in written]
         synonyms = [s for s in synonyms if not (s[0] in written and s[1] in written)]
         hashes = sorted({embed_hash(r) for r in (*passages, *entities, *facts)})
-        vectors = {h: vector_of(v) for h, v in db.execute(
+        vectors = {h: unblob(v, kept) for h, v in db.execute(
             f"SELECT hash, vector FROM vectors WHERE hash IN ({','.join('?' * len(hashes))})", hashes)}
         yield WriteBatch(documents=[DocumentRecord(id=r[0], title=r[1], source=r[2], space=r[3], version=r[4],
                                                    meta=json.loads(r[5] or "{}"), kind=r[6]) for r in group],

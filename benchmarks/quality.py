@@ -82,6 +82,7 @@ from hippo.memory.engine import Memory
 from hippo.memory.indexing import split_documents, validate_documents
 from hippo.store import SQLiteStore
 from hippo.store.base import vector_family
+from hippo.store.sqlite_embedding import stored_format, unblob
 
 # The tuning sets, reported together: a change that gains on one and loses on another shows at once.
 SETS = {"hipporag_musique_train100": "MuSiQue", "hipporag_hotpotqa_train100": "HotpotQA",
@@ -207,8 +208,9 @@ class ReusedVectors:
                 same_family = vector_family(meta.get("embedding_backend") or "torch") == vector_family(self.backend)
                 if (meta.get("embedding_model") == inner.name and meta.get("embedding_dim") == str(inner.dim)
                         and same_family):
+                    kept = stored_format(db)  # float16 in caches made since stop 56
                     for h, blob in db.execute("SELECT hash, vector FROM vectors"):
-                        self._known.setdefault(h, np.frombuffer(blob, dtype=np.float32))
+                        self._known.setdefault(h, unblob(blob, kept))
             except sqlite3.Error:
                 continue  # not a hippo cache, or one being written: embed instead
             finally:

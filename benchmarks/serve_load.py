@@ -184,22 +184,27 @@ def seed_vector_cache(path: Path) -> int:
     else is built as usual. Returns the vectors copied.
     """
     import sqlite3
+    from contextlib import closing
 
     from hippo.store import SQLiteStore
+    from hippo.store.sqlite_embedding import blob, stored_format, unblob
 
     SQLiteStore(path).close()  # the schema
     copied = 0
     with sqlite3.connect(path) as db:
+        kept = stored_format(db)
         for source in sorted(CACHE.glob(f"hipporag_*-spacy-{model_tag()}.db")):
-            db.execute("ATTACH DATABASE ? AS source", (str(source),))
-            meta = dict(db.execute("SELECT key, value FROM source.meta WHERE key LIKE 'embedding_%'").fetchall())
-            family = vector_family(meta.get("embedding_backend", "torch"))
-            if meta.get("embedding_model") == MODEL and family == vector_family(backend()):
-                before = db.total_changes
-                db.execute("INSERT OR IGNORE INTO vectors (hash, vector) SELECT hash, vector FROM source.vectors")
-                copied += db.total_changes - before
+            with closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as cache:
+                meta = dict(cache.execute("SELECT key, value FROM meta").fetchall())
+                family = vector_family(meta.get("embedding_backend", "torch"))
+                if meta.get("embedding_model") != MODEL or family != vector_family(backend()):
+                    continue
+                given = stored_format(cache)  # an older cache keeps float32, a new store float16
+                rows = [(h, blob(unblob(v, given), kept)) for h, v in cache.execute("SELECT hash, vector FROM vectors")]
+            before = db.total_changes
+            db.executemany("INSERT OR IGNORE INTO vectors (hash, vector) VALUES (?, ?)", rows)
+            copied += db.total_changes - before
             db.commit()
-            db.execute("DETACH DATABASE source")
     return copied
 
 

@@ -130,9 +130,9 @@ class StringIndex(Mapping[str, int]):
     dict. ``hash`` is the interpreter's, computed in this process and never saved.
     """
 
-    def __init__(self, table: StringTable, indexed: int | None = None) -> None:
+    def __init__(self, table: StringTable) -> None:
         self._table = table
-        n = len(table) if indexed is None else indexed
+        n = len(table)
         hashes = np.fromiter((hash(s) for s in table.strings(n)), dtype=np.int64, count=n)
         self._order = np.argsort(hashes, kind="stable").astype(np.int32 if n < 2**31 else np.int64)
         self._hashes = hashes[self._order]

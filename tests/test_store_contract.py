@@ -461,6 +461,8 @@ def _stored_blobs(path) -> list[bytes]:
 
 
 def test_a_sqlite_store_made_now_keeps_vectors_at_float16_half_the_bytes(tmp_path):
+    import sqlite3
+
     path = tmp_path / "half.db"
     with closing(SQLiteStore(path)) as store:
         store.bind_embedding_model("test-model", DIM)
@@ -470,6 +472,8 @@ def test_a_sqlite_store_made_now_keeps_vectors_at_float16_half_the_bytes(tmp_pat
         assert np.array_equal(matrix, np.stack([_as_kept(store, batch.vectors[h]) for h in hashes]))
     blobs = _stored_blobs(path)
     assert len(blobs) == len(batch.vectors) and {len(b) for b in blobs} == {2 * DIM}
+    with closing(sqlite3.connect(path)) as db:  # 8 KB pages: nine 384-d float16 vector rows a page, not four
+        assert db.execute("PRAGMA page_size").fetchone() == (8192,)
     with closing(SQLiteStore(path)) as again:  # the format is the store's, not the opener's
         assert {h: v.tolist() for h, v in again.vectors(batch.vectors).items()} == \
             {h: _as_kept(again, v).tolist() for h, v in batch.vectors.items()}
