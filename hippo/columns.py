@@ -40,6 +40,12 @@ class Column:
     def __getitem__(self, key):  # noqa: ANN001 - whatever numpy indexing takes
         return self.values[key]
 
+    @property
+    def buffer(self) -> np.ndarray:
+        """The whole allocation, the filled part first: for reads by position that cannot afford
+        the view ``values`` makes on every call (entries past ``len`` are spare)."""
+        return self._data
+
     def __setitem__(self, key, value) -> None:  # noqa: ANN001
         self.values[key] = value
 
@@ -85,8 +91,8 @@ class StringTable(Sequence[str]):
         if not 0 <= i < n:
             raise IndexError(i)
         # the columns' buffers, not ``values``: a view made per call was most of a lookup's time
-        start, end = self._offsets._data[i : i + 2].tolist()  # noqa: SLF001
-        return self._blob._data[start:end].tobytes().decode("utf-8")  # noqa: SLF001
+        start, end = self._offsets.buffer[i : i + 2].tolist()
+        return self._blob.buffer[start:end].tobytes().decode("utf-8")
 
     def take(self, rows: Iterable[int]) -> list[str]:
         """``[table[r] for r in rows]``, the offsets gathered at once (a recall names ~100 vertices)."""
@@ -95,7 +101,7 @@ class StringTable(Sequence[str]):
         at = np.where(at < 0, at + n, at)
         if at.size and not (0 <= at.min() and at.max() < n):
             raise IndexError(int(at[(at < 0) | (at >= n)][0]))
-        offsets, blob = self._offsets._data, self._blob._data  # noqa: SLF001
+        offsets, blob = self._offsets.buffer, self._blob.buffer
         return [blob[a:b].tobytes().decode("utf-8")
                 for a, b in zip(offsets[at].tolist(), offsets[at + 1].tolist(), strict=True)]
 
