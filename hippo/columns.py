@@ -159,7 +159,8 @@ class StringIndex(Mapping[str, int]):
 
     def found(self, keys: Iterable[str]) -> Mapping[str, int]:
         """The positions of those of ``keys`` held (at least), each looked up once: for a caller
-        that asks about the same keys many times."""
+        that asks about the same keys many times. With nothing indexed (a projection being built
+        from the store) that is the dict of added strings, and ``keys`` is not even read."""
         if not len(self._hashes):
             return self._added
         return {key: position for key in set(keys) if (position := self.get(key)) is not None}

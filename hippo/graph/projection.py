@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -123,8 +124,8 @@ class GraphProjection:
         self._new_vertices([pid for pid, _ in passages], True, [self.code_of(s) for _, s in passages])
         entities = [e for e in dict.fromkeys(data.entities) if e not in self.vertex]
         self._new_vertices(entities, False, [-1] * len(entities))
-        named = {x for fact in data.facts for x in fact[1:]} | {x for m in data.mentions for x in m}
-        v = self.vertex.found(named | {x for a, b, _ in data.synonyms for x in (a, b)})
+        v = self.vertex.found(chain.from_iterable(chain((f[1:] for f in data.facts), data.mentions,
+                                                        ((a, b) for a, b, _ in data.synonyms))))
         facts = sorted(((v[p], fid, v.get(s, -1), v.get(o, -1)) for fid, s, o, p in data.facts if p in v),
                        key=lambda f: f[0])
         self._add_facts(facts)

@@ -1,7 +1,7 @@
 """The SQLite store's embedding half: which model and backend made its vectors, how they are kept,
 reading them whole, and re-embedding.
 
-Stores created since hippo 0.3 keep vectors as float16 (meta ``vector_format``): half the bytes of
+Stores created since stop 56 keep vectors as float16 (meta ``vector_format``): half the bytes of
 the file (a 100k-passage store's 1.3M vectors 2.7 GB -> 1.4 GB; ~14 GB less at 1M passages) for a
 cosine that moves by < 1e-3 (MiniLM unit vectors: by ~1e-4). Older stores keep float32, unchanged.
 Either way a vector is read back as float32.
@@ -44,9 +44,9 @@ def stored_format(db: sqlite3.Connection) -> np.dtype:
 def blob(vector: np.ndarray, dtype: np.dtype = FULL) -> bytes:
     if dtype == HALF:
         values = np.asarray(vector, dtype=np.float32)
-        if not np.all(np.abs(values) <= _HALF_MAX):  # NaN fails this too
-            worst = values.flat[int(np.nanargmax(np.where(np.isnan(values), np.inf, np.abs(values))))]
-            raise StoreError(f"vector component {worst} is outside float16's range (|x| <= {_HALF_MAX:g}), "
+        outside = values[~(np.abs(values) <= _HALF_MAX)]  # NaN is outside too
+        if outside.size:
+            raise StoreError(f"vector component {outside[0]} is outside float16's range (|x| <= {_HALF_MAX:g}), "
                              "which this store keeps its vectors in; embedders give unit vectors")
     return np.ascontiguousarray(vector, dtype=dtype).tobytes()
 
