@@ -5,8 +5,9 @@ time) and are read by position. A ``Column`` is a numpy array with spare
 capacity, so an append copies only when the capacity doubles; a
 ``StringTable`` keeps many short strings (record ids) as one UTF-8 blob and
 offsets instead of one Python object each (10M fact ids: 330 MB instead of
-830 MB), and a ``StringIndex`` finds a string's position in one without a
-dict entry per string. Columns and tables hand out their contents as plain
+830 MB), a ``StringIndex`` finds a string's position in one without a
+dict entry per string, and ``StringIds`` numbers strings as they come (a
+vocabulary, title keys). Columns and tables hand out their contents as plain
 arrays for saving.
 """
 
@@ -127,6 +128,54 @@ class StringTable(Sequence[str]):
         return (blob[a:b].decode("utf-8") for a, b in zip(offsets, offsets[1:], strict=False))
 
 
+class StringIds:
+    """Strings numbered in the order first added (a vocabulary): the strings in a ``StringTable``,
+    the way back in a ``StringIndex``, so a few million words hold ~no Python object each."""
+
+    def __init__(self, table: StringTable | None = None) -> None:
+        self.table = table if table is not None else StringTable()
+        self.index = StringIndex(self.table)
+
+    @classmethod
+    def from_lines(cls, blob: np.ndarray) -> StringIds:
+        """From strings joined by newlines (which none of them holds), as UTF-8 bytes."""
+        blob = np.asarray(blob, dtype=np.uint8)
+        if not len(blob):
+            return cls()
+        ends = np.flatnonzero(blob == 10)
+        offsets = np.concatenate([[0], ends + 1, [len(blob) + 1]]).astype(np.int64)
+        starts, stops = offsets[:-1], offsets[1:] - 1  # each string without its newline
+        kept = np.ones(len(blob), dtype=bool)
+        kept[ends] = False
+        return cls(StringTable(blob[kept], np.concatenate([[0], np.cumsum(stops - starts)]).astype(np.int64)))
+
+    def lines(self) -> np.ndarray:
+        """The strings joined by newlines, as UTF-8 bytes (``from_lines`` reads them back)."""
+        blob, offsets = self.table.arrays()
+        return np.insert(blob, offsets[1:-1], 10)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.index
+
+    def __getitem__(self, key: str) -> int:
+        return self.index[key]
+
+    def ids(self, keys: Sequence[str], add: bool = False) -> np.ndarray:
+        """The number of each of ``keys``; -1 where not held, or (``add``) numbered now, in order."""
+        out = self.index.positions(keys)
+        if add and (missing := np.flatnonzero(out < 0)).size:
+            new: dict[str, int] = {}
+            for i in missing.tolist():
+                out[i] = new.setdefault(keys[i], len(self.table) + len(new))
+            self.table.append(new)
+            for key, number in new.items():
+                self.index[key] = number
+        return out
+
+
 class StringIndex(Mapping[str, int]):
     """The way back from a ``StringTable``: string -> its position, without a dict entry per string.
 
@@ -156,6 +205,29 @@ class StringIndex(Mapping[str, int]):
                 return position
             i += 1
         return default
+
+    def positions(self, keys: Sequence[str]) -> np.ndarray:
+        """The position of each of ``keys`` (-1 where not held), hashes searched at once: for the many
+        short lookups of a query's words or title phrases (~1 us a key against ~3 for ``get``)."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        if not len(keys):
+            return out
+        n = len(self._hashes)
+        hashes = np.fromiter((hash(k) for k in keys), dtype=np.int64, count=len(keys))
+        at = np.searchsorted(self._hashes, hashes)
+        hit = np.flatnonzero(self._hashes[np.minimum(at, n - 1)] == hashes) if n else np.zeros(0, dtype=np.int64)
+        for i in hit.tolist():
+            j = int(at[i])
+            while j < n and self._hashes[j] == hashes[i]:  # a collision is confirmed against the table
+                if self._table[int(self._order[j])] == keys[i]:
+                    out[i] = self._order[j]
+                    break
+                j += 1
+        if self._added:
+            for i, key in enumerate(keys):
+                if (added := self._added.get(key)) is not None:
+                    out[i] = added
+        return out
 
     def found(self, keys: Iterable[str]) -> Mapping[str, int]:
         """The positions of those of ``keys`` held (at least), each looked up once: for a caller

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import tracemalloc
 
+import numpy as np
 import pytest
 
 from hippo import columns
-from hippo.columns import StringIndex, StringTable
+from hippo.columns import StringIds, StringIndex, StringTable
 
 
 def _ids(n: int, start: int = 0) -> list[str]:
@@ -64,3 +65,30 @@ def test_a_string_index_holds_a_fraction_of_what_a_dict_did():
         tracemalloc.stop()
     assert len(index) == len(as_dict) == 200_000
     assert held_by_index < 0.5 * held_by_dict  # 12 B a string here (2.4 MB) against ~5.2 MB (+ the strings: ~16 MB)
+
+
+def test_positions_answer_many_keys_at_once_as_get_does_one(monkeypatch):
+    table = StringTable()
+    table.append(_ids(2_000))
+    index = StringIndex(table)
+    index["added·1"] = 2_000
+    keys = [*_ids(2_000)[::97], "added·1", "absent", "", _ids(2_000)[5]]
+    assert index.positions(keys).tolist() == [index.get(k, -1) for k in keys]
+    assert index.positions([]).tolist() == [] and StringIndex(StringTable()).positions(["a"]).tolist() == [-1]
+    monkeypatch.setattr(columns, "hash", lambda s: len(s) % 2, raising=False)  # every key collides
+    colliding = StringIndex(table)
+    assert colliding.positions(keys[:-4]).tolist() == list(range(0, 2_000, 97))
+
+
+def test_string_ids_number_strings_in_the_order_first_added_and_read_back_from_lines():
+    words = StringIds()
+    assert words.ids(["b", "a", "b", "é"], add=True).tolist() == [0, 1, 0, 2]
+    assert words.ids(["a", "new"]).tolist() == [1, -1] and len(words) == 3  # asked, not added
+    assert words.ids(["new", "a"], add=True).tolist() == [3, 1]
+    lines = words.lines()
+    assert bytes(lines) == "b\na\né\nnew".encode()
+    again = StringIds.from_lines(lines)
+    assert again.table.to_list() == ["b", "a", "é", "new"] and again["é"] == 2 and "zz" not in again
+    assert again.ids(["zz", "new"], add=True).tolist() == [4, 3] and again.table[4] == "zz"
+    empty = StringIds.from_lines(np.zeros(0, dtype=np.uint8))
+    assert len(empty) == 0 and len(empty.lines()) == 0

@@ -108,6 +108,22 @@ def test_title_matches_need_the_words_in_order_and_a_name_for_one_word_titles():
     assert title_seeds(titles, "Who wrote Brand?", hidden) == {4: 1.0}
 
 
+def test_a_saved_title_index_matches_as_before_and_takes_new_titles():
+    titles = TitleIndex()
+    for vertex, title in enumerate(["Brand (play)", "Midnight Court (film)", "Brand (film)"]):
+        titles.add(vertex, title)
+    loaded = TitleIndex.from_arrays(titles.arrays())
+    assert loaded.matches("Who wrote Brand?") == titles.matches("Who wrote Brand?") == {0: ("brand",), 2: ("brand",)}
+    loaded.add(7, "Brand")  # a key saved before gets a vertex; a new key gets its number
+    loaded.add(8, "Target Zero Returns (novel)")
+    again = TitleIndex.from_arrays(loaded.arrays())
+    for index in (loaded, again):
+        assert set(index.matches("Who wrote Brand?")) == {0, 2, 7}
+        assert index.matches("Is Target Zero Returns a novel?") == {8: ("target", "zero", "returns")}
+        assert set(index.matches("Was Midnight Court (film) shot in Brand?")) == {1, 0, 2, 7}
+    assert len(again) == len(loaded) == 7  # each title in full and without its "(...)", "brand" once
+
+
 @pytest.mark.parametrize(("question", "anchor", "relations", "hop"), [
     ("Where was the place of death of the director of film Emile The African?", "film Emile The African",
      ["place of death", "director"], "director of film Emile The African"),

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hippo.columns import Column
+from hippo.columns import Column, StringIds
 from hippo.graph.ppr import this_workspace
 from hippo.graph.scoring import kth_largest
 from hippo.runs import Run, SortedRuns
@@ -119,7 +119,7 @@ class KeywordIndex:
     """Per-space postings; a query scores only rows its words occur in."""
 
     def __init__(self) -> None:
-        self.vocabulary: dict[str, int] = {}
+        self.vocabulary = StringIds()  # word -> term (a few million words at 1M passages: no dict)
         self.lengths = Column(np.float32)  # tokens per passage row
         self.spaces: dict[int, SpacePostings] = {}
 
@@ -131,11 +131,9 @@ class KeywordIndex:
 
     def _counts(self, text: str, grow: bool) -> tuple[Counter[int], int]:
         words = tokens(text)
-        if grow:
-            for word in words:
-                self.vocabulary.setdefault(word, len(self.vocabulary))
-        ids = [self.vocabulary[w] for w in words if w in self.vocabulary]
-        return Counter(ids), len(words)
+        counts = Counter(words)
+        terms = self.vocabulary.ids(list(counts), add=grow).tolist()
+        return Counter({t: c for t, c in zip(terms, counts.values(), strict=True) if t >= 0}), len(words)
 
     def add(self, row: int, text: str, space: int = 0) -> None:
         """Index one live passage at graph vertex ``row`` (once per row)."""
@@ -165,7 +163,7 @@ class KeywordIndex:
         spaces = [self.spaces[c] for c in (self.spaces if codes is None else codes.tolist()) if c in self.spaces]
         for space in spaces:
             space.ready(len(self.vocabulary))
-        terms = [self.vocabulary[w] for w in dict.fromkeys(tokens(query)) if w in self.vocabulary]
+        terms = [t for t in self.vocabulary.ids(list(dict.fromkeys(tokens(query)))).tolist() if t >= 0]
         documents = sum(s.documents for s in spaces)
         if not terms or not documents or k <= 0:
             return []
@@ -238,15 +236,12 @@ class KeywordIndex:
         return rows, scores, int((scores > 0).sum()) < k or kth_largest(scores, k) <= bound
 
     def arrays(self) -> dict[str, np.ndarray]:
-        words = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
-        return {"vocabulary": np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8),
-                "lengths": self.lengths.values}
+        return {"vocabulary": self.vocabulary.lines(), "lengths": self.lengths.values}
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray], spaces: dict[int, dict[str, np.ndarray]]) -> KeywordIndex:
         index = cls()
-        text = np.asarray(arrays["vocabulary"], dtype=np.uint8).tobytes().decode("utf-8")
-        index.vocabulary = {w: i for i, w in enumerate(text.split("\n"))} if text else {}
+        index.vocabulary = StringIds.from_lines(arrays["vocabulary"])
         index.lengths = Column(np.float32, arrays["lengths"])
         index.spaces = {code: SpacePostings.from_arrays(a) for code, a in spaces.items()}
         return index

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from hippo.columns import StringIds, StringTable
 from hippo.text import normalize
 
 _SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
@@ -39,43 +39,55 @@ def title_keys(title: str) -> list[str]:
     return [k for k in dict.fromkeys(keys) if k and len(k.split()) <= MAX_TITLE_WORDS]
 
 
-@dataclass
 class TitleIndex:
-    """Normalized title words -> graph vertices of the passages with that title."""
+    """Normalized title words -> graph vertices of the passages with that title.
 
-    _vertices: dict[tuple[str, ...], list[int]] = field(default_factory=lambda: defaultdict(list))
-    _longest: int = 0
+    The keys (words joined by spaces) are numbered in a ``StringIds``, and each key's vertices are
+    one run of an array as saved, plus those added since: at 1M passages ~2M keys would otherwise
+    hold a tuple of words and a list each (~300 B a title)."""
+
+    def __init__(self, keys: StringIds | None = None, starts: np.ndarray | None = None,
+                 vertices: np.ndarray | None = None) -> None:
+        self._keys = keys if keys is not None else StringIds()
+        self._starts = np.asarray(starts if starts is not None else [0], dtype=np.int64)  # the saved runs
+        self._vertices = np.asarray(vertices if vertices is not None else [], dtype=np.int64)
+        self._added: dict[int, list[int]] = {}  # key number -> vertices added since
+        self._longest = max((k.count(" ") + 1 for k in self._keys.table.strings()), default=0)
 
     def add(self, vertex: int, title: str) -> None:
-        for key in title_keys(title):
-            words = tuple(key.split())
-            self._vertices[words].append(vertex)
-            self._longest = max(self._longest, len(words))
+        keys = title_keys(title)
+        for key, number in zip(keys, self._keys.ids(keys, add=True).tolist(), strict=True):
+            self._added.setdefault(number, []).append(vertex)
+            self._longest = max(self._longest, key.count(" ") + 1)
 
     def __len__(self) -> int:
-        return len(self._vertices)
+        return len(self._keys)
+
+    def _vertices_of(self, number: int) -> list[int]:
+        saved = self._vertices[self._starts[number] : self._starts[number + 1]].tolist() \
+            if number + 1 < len(self._starts) else []
+        return saved + self._added.get(number, [])
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The index as arrays (``hippo.memory.persist``): keys as space-joined words, and each
         key's vertices as one run of ``vertices`` starting at ``starts[i]``."""
-        keys = list(self._vertices)
-        counts = np.array([len(self._vertices[k]) for k in keys], dtype=np.int64)
-        vertices = [v for k in keys for v in self._vertices[k]]
-        return {"keys": np.array([" ".join(k) for k in keys], dtype=np.str_),
-                "starts": np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-                "vertices": np.array(vertices, dtype=np.int64)}
+        n = len(self._keys)
+        saved = np.repeat(np.arange(len(self._starts) - 1), np.diff(self._starts))
+        added = [(number, v) for number, vs in self._added.items() for v in vs]
+        owners = np.concatenate([saved, np.array([a for a, _ in added], dtype=np.int64)])
+        vertices = np.concatenate([self._vertices, np.array([v for _, v in added], dtype=np.int64)])
+        order = np.argsort(owners, kind="stable")  # each key's saved vertices first, then those added
+        return {"keys": np.array(self._keys.table.to_list(), dtype=np.str_),
+                "starts": np.concatenate([[0], np.cumsum(np.bincount(owners, minlength=n))]).astype(np.int64),
+                "vertices": vertices[order]}
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> TitleIndex:
-        index = cls()
         if not arrays:
-            return index
-        starts, vertices = arrays["starts"], arrays["vertices"]
-        for i, key in enumerate(arrays["keys"].tolist()):
-            words = tuple(key.split())
-            index._vertices[words] = vertices[starts[i] : starts[i + 1]].tolist()
-            index._longest = max(index._longest, len(words))
-        return index
+            return cls()
+        table = StringTable()
+        table.append(arrays["keys"].tolist())
+        return cls(StringIds(table), arrays["starts"], arrays["vertices"])
 
     def matches(self, query: str) -> dict[int, tuple[str, ...]]:
         """Passage vertex -> the (longest) title words of it the query names.
@@ -83,23 +95,21 @@ class TitleIndex:
         Matches nested inside a longer match are dropped ("Pearl Jam" inside
         "Brother (Pearl Jam song)" is still a match; "Love" inside "Hello Love" is not).
         """
-        if not self._vertices:
+        if not len(self._keys):
             return {}
-        spans = _word_spans(query)
-        words = [w for w, _ in spans]
-        found: list[tuple[int, int, tuple[str, ...]]] = []
-        for start in range(len(words)):
-            for length in range(min(self._longest, len(words) - start), 0, -1):
-                key = tuple(words[start : start + length])
-                if key in self._vertices and (length > 1 or _written_as_name(spans, start)):
-                    found.append((start, start + length, key))
-                    break  # the longest title starting here
+        runs = _runs(_word_spans(query), self._longest)
+        longest: dict[int, tuple[int, str, int]] = {}  # start -> (end, key, number): the longest title there
+        for (start, end, key), number in zip(runs, self._keys.ids([k for *_, k in runs]).tolist(), strict=True):
+            if number >= 0 and end > longest.get(start, (0,))[0]:
+                longest[start] = (end, key, number)
+        found = [(start, end, key, number) for start, (end, key, number) in longest.items()]
         kept = [f for f in found if not any(o[0] <= f[0] and f[1] <= o[1] and o != f for o in found)]
         out: dict[int, tuple[str, ...]] = {}
-        for _, _, key in kept:
-            for v in self._vertices[key]:
-                if len(key) > len(out.get(v, ())):
-                    out[v] = key
+        for _, _, key, number in kept:
+            words = tuple(key.split())
+            for v in self._vertices_of(number):
+                if len(words) > len(out.get(v, ())):
+                    out[v] = words
         return out
 
 
@@ -107,12 +117,15 @@ def title_phrases(query: str) -> list[str]:
     """Every run of the query's words that could name a whole title (``TitleIndex.matches``): up to
     ``MAX_TITLE_WORDS`` words, one word only when written as a name. A store-side reader looks
     these up as phrases in its full-text index, then matches the titles it found exactly."""
-    spans = _word_spans(query)
+    return list(dict.fromkeys(key for *_, key in _runs(_word_spans(query), MAX_TITLE_WORDS)))
+
+
+def _runs(spans: list[tuple[str, str]], longest: int) -> list[tuple[int, int, str]]:
+    """(start, end, the words joined) for each run of up to ``longest`` words that could name a title."""
     words = [w for w, _ in spans]
-    found = [" ".join(words[start : start + length]) for start in range(len(words))
-             for length in range(1, min(MAX_TITLE_WORDS, len(words) - start) + 1)
-             if length > 1 or _written_as_name(spans, start)]
-    return list(dict.fromkeys(found))
+    return [(start, start + length, " ".join(words[start : start + length])) for start in range(len(words))
+            for length in range(1, min(longest, len(words) - start) + 1)
+            if length > 1 or _written_as_name(spans, start)]
 
 
 def _word_spans(query: str) -> list[tuple[str, str]]:
