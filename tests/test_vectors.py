@@ -404,3 +404,33 @@ def test_saved_rows_are_read_by_position_without_mapping_the_file(tmp_path):
     store = VectorStore(384, saved)  # the saved part, then rows added in memory
     store.append(rows[:3].astype(np.float32))
     assert np.array_equal(store.get(np.array([len(rows) + 2, 7])), rows[[2, 7]].astype(np.float32))
+
+
+def test_cosines_of_rows_an_exact_shard_holds_read_no_saved_row(tmp_path, monkeypatch):
+    """Labels an exact (flat) shard keeps in memory are scored from it, with the very numbers the
+    saved file holds; labels of no flat shard still come from the file; none held scores -inf."""
+    from hippo.memory.pages import FileRows
+
+    rng = np.random.default_rng(4)
+    vectors = rng.standard_normal((300, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    path = tmp_path / "vectors-passage-float32-1.bin"
+    path.write_bytes(vectors.tobytes())
+    index = VectorIndex(384)
+    index.store = VectorStore(384, saved_rows(path, "float32", vectors.shape))
+    labels = np.arange(300, dtype=np.int64) * 3
+    index.keys.append(np.zeros(300, dtype=np.uint64))
+    index.label_of.append(labels)
+    index.slot_of.extend_to(int(labels.max()) + 1, -1)
+    index.slot_of[labels] = np.arange(300)
+    index.include(0, labels[:200], vectors[:200])  # space 0's shard holds the first 200; the rest no shard
+    read = []
+    monkeypatch.setattr(FileRows, "__getitem__", lambda self, rows, real=FileRows.__getitem__:
+                        read.append(len(rows)) or real(self, rows))
+    q = vectors[5]
+    asked = np.array([labels[7], labels[250], 1, labels[0]])  # in a shard, in no shard, no vector, in a shard
+    got = index.scores(q, asked)
+    assert read == [1]  # the one label no flat shard holds
+    assert np.array_equal(got[[0, 1, 3]], vectors[[7, 250, 0]] @ q) and got[2] == -np.inf
+    read.clear()
+    assert np.array_equal(index.scores(q, labels[:200]), vectors[:200] @ q) and read == []

@@ -129,6 +129,11 @@ class FlatShard:
         self.labels.append(labels)
         self._position.update((label, n + i) for i, label in enumerate(labels.tolist()))
 
+    def positions(self, labels: np.ndarray) -> np.ndarray:
+        """Each label's row of ``matrix`` (-1 where not held)."""
+        get = self._position.get
+        return np.fromiter((get(label, -1) for label in labels.tolist()), dtype=np.int64, count=len(labels))
+
     def remove(self, labels: np.ndarray) -> None:
         for label in labels.tolist():
             at = self._position.pop(label, None)
