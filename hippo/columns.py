@@ -142,12 +142,11 @@ class StringIds:
         blob = np.asarray(blob, dtype=np.uint8)
         if not len(blob):
             return cls()
-        ends = np.flatnonzero(blob == 10)
-        offsets = np.concatenate([[0], ends + 1, [len(blob) + 1]]).astype(np.int64)
-        starts, stops = offsets[:-1], offsets[1:] - 1  # each string without its newline
-        kept = np.ones(len(blob), dtype=bool)
-        kept[ends] = False
-        return cls(StringTable(blob[kept], np.concatenate([[0], np.cumsum(stops - starts)]).astype(np.int64)))
+        newline = blob == 10
+        ends = np.flatnonzero(newline)
+        # string i ends at its newline, less the i newlines before it once they are taken out
+        offsets = np.concatenate([[0], ends - np.arange(len(ends)), [len(blob) - len(ends)]]).astype(np.int64)
+        return cls(StringTable(blob[~newline], offsets))
 
     def lines(self) -> np.ndarray:
         """The strings joined by newlines, as UTF-8 bytes (``from_lines`` reads them back)."""
@@ -198,13 +197,18 @@ class StringIndex(Mapping[str, int]):
         if found is not None:
             return found
         h = hash(key)
-        i = int(np.searchsorted(self._hashes, h))
+        position = self._confirmed(key, h, int(np.searchsorted(self._hashes, h)))
+        return default if position < 0 else position
+
+    def _confirmed(self, key: str, h: int, i: int) -> int:
+        """The position of ``key`` among the indexed strings whose hash is ``h``, the first of them
+        at ``i`` of the sorted hashes (-1: none is ``key``): a hash collision is told apart by the table."""
         while i < len(self._hashes) and self._hashes[i] == h:
             position = int(self._order[i])
             if self._table[position] == key:
                 return position
             i += 1
-        return default
+        return -1
 
     def positions(self, keys: Sequence[str]) -> np.ndarray:
         """The position of each of ``keys`` (-1 where not held), hashes searched at once: for the many
@@ -217,12 +221,7 @@ class StringIndex(Mapping[str, int]):
         at = np.searchsorted(self._hashes, hashes)
         hit = np.flatnonzero(self._hashes[np.minimum(at, n - 1)] == hashes) if n else np.zeros(0, dtype=np.int64)
         for i in hit.tolist():
-            j = int(at[i])
-            while j < n and self._hashes[j] == hashes[i]:  # a collision is confirmed against the table
-                if self._table[int(self._order[j])] == keys[i]:
-                    out[i] = self._order[j]
-                    break
-                j += 1
+            out[i] = self._confirmed(keys[i], int(hashes[i]), int(at[i]))
         if self._added:
             for i, key in enumerate(keys):
                 if (added := self._added.get(key)) is not None:

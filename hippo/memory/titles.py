@@ -52,7 +52,9 @@ class TitleIndex:
         self._starts = np.asarray(starts if starts is not None else [0], dtype=np.int64)  # the saved runs
         self._vertices = np.asarray(vertices if vertices is not None else [], dtype=np.int64)
         self._added: dict[int, list[int]] = {}  # key number -> vertices added since
-        self._longest = max((k.count(" ") + 1 for k in self._keys.table.strings()), default=0)
+        blob, offsets = self._keys.table.arrays()  # the most words a key has: its spaces, counted at once
+        spaces = np.concatenate([[0], np.cumsum(blob == 32)])[offsets]
+        self._longest = int(np.diff(spaces).max()) + 1 if len(self._keys) else 0
 
     def add(self, vertex: int, title: str) -> None:
         keys = title_keys(title)
