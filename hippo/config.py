@@ -90,8 +90,8 @@ class Settings(BaseSettings):
     # 8 was for IVF-PQ's coarse codes; HNSW's 8-bit codes needed less: on 100k synthetic passages a k-200 search
     # kept 0.994 of the exact top 200 at 4 (2.2 ms) against 0.997 at 8 (4.2 ms). Its 4-bit codes too (stop 55): the
     # 100k store's questions' k-200 passage searches (at 2 x k) find 0.998 of the exact top 200, as with 8-bit.
-    vector_rerank: int = Field(4, ge=1, description="an approximate search re-scores rerank x k candidates "
-                               "exactly (one for more than 50: 2 x k)")
+    vector_rerank: int = Field(4, ge=1, description="an approximate search re-scores 40 + rerank x k "
+                               "candidates exactly (one for more than 50: 40 + 2 x k)")
     derived_cache: bool = Field(True, description="save the derived indexes beside a SQLite file store, or for a "
                                 "Neo4j database read in memory mode under derived_dir")
     derived_dir: str | None = Field(None, description="where Neo4j databases' saved derived indexes go, one folder "

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from hippo.memory.ann import AnnSettings, Gather
     from hippo.memory.vectors import Results
 
-CALIBRATION = 3  # how ``ef`` is calibrated (2: blends too; 3: the width for the best one too); a graph saved
-# under another is calibrated again
+CALIBRATION = 4  # how ``ef`` is calibrated (2: blends too; 3: the width for the best one too; 4: with a search's
+# shortlist widened by ``rerank_margin``); a graph saved under another is calibrated again
 
 
 def outdated(saved: int | None) -> bool:

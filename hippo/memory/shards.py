@@ -8,8 +8,8 @@ afterwards and a small space in a huge store still returns its true top k.
   does), up to ``AnnSettings.exact_max`` rows.
 - ``HnswShard``: faiss ``IndexHNSWSQ`` (``code_bits`` codes, ``links`` per node, inner
   product) under an ``IndexIDMap`` (labels = the records' rows). A search walks
-  the graph with ``ef`` candidates and the ``rerank`` x k best (``rerank_many``
-  x k for a search for many) go back to exact
+  the graph with ``ef`` candidates and the ``rerank_margin`` + ``rerank`` x k best
+  (``rerank_many`` x k for a search for many) go back to exact
   scoring against the full vectors. ``ef`` is calibrated when the graph is
   built: the smallest whose re-ranked top 10 holds ``recall`` (0.99) of the
   exact top 10 for noisy copies of held vectors (on MuSiQue such copies and the
@@ -271,7 +271,7 @@ class HnswShard:
     def _shortlist(self, k: int) -> int:
         """Candidates a search for k re-scores exactly (and the least width faiss walks)."""
         s = self.settings
-        return int(max(s.min_rerank, (s.rerank_many if k > s.many else s.rerank) * k))
+        return int(max(s.min_rerank, s.rerank_margin + (s.rerank_many if k > s.many else s.rerank) * k))
 
     def __len__(self) -> int:
         return int(self.index.ntotal) - self._dead_count
