@@ -79,6 +79,9 @@ def saved_rows(path: Path, dtype: str, shape: tuple[int, int]) -> FileRows | np.
     return FileRows(path, dtype, shape)
 
 
+READ_AHEAD = "hippo-read-ahead"  # the thread's name (a benchmark waits for it to measure recall warm)
+
+
 def read_ahead(paths: Sequence[Path]) -> threading.Thread:
     """Read these files once on a daemon thread, so their pages are in the page cache; a file
     gone meanwhile (a newer generation replaced it) is skipped. The thread is returned for tests."""
@@ -92,6 +95,6 @@ def read_ahead(paths: Sequence[Path]) -> threading.Thread:
             except OSError:
                 continue  # only a warm-up: the reads that matter report their own errors
 
-    thread = threading.Thread(target=run, name="hippo-read-ahead", daemon=True)
+    thread = threading.Thread(target=run, name=READ_AHEAD, daemon=True)
     thread.start()
     return thread
