@@ -47,7 +47,7 @@ class AnnSettings:
     # instead of walking at ``max_ef`` for a few hundredths.
     plateau: float = 0.004
     plateau_from: float = 0.95  # ... once it finds this much: below, a flat step is a graph still being navigated
-    rerank: int = 4  # a search re-scores rerank x k candidates exactly
+    rerank: int = 4  # a search re-scores rerank_margin + rerank x k candidates exactly (below)
     min_rerank: int = 40
     # ... plus ``rerank_margin``: the 4-bit codes misorder a walk's candidates by a spread of scores, not a share of
     # k, so a search for 10 re-scores 40 + 4 x 10. At 40 alone the 100k store's questions' searches for 10 in its
