@@ -70,7 +70,7 @@ def extras() -> Check:
 
 def store(url: str, settings: Settings) -> Check:
     """Where the store is, whether it opens, what it holds."""
-    from hippo.store import open_store
+    from hippo.store import SQLiteStore, open_store
 
     neo4j = url.split("://", 1)[0] in {"neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc"}
     where = url if neo4j or url == ":memory:" else str(Path(url).expanduser().resolve())
@@ -84,6 +84,7 @@ def store(url: str, settings: Settings) -> Check:
                else "check the path and its permissions")
         return Check(name="store", status="fail", detail=f"{where}: {exc}", fix=fix)
     int8: frozenset[str] = frozenset()
+    full = False  # a SQLite store made before float16 vectors
     try:
         counts = opened.counts()
         bound = opened.embedding_model()
@@ -93,6 +94,7 @@ def store(url: str, settings: Settings) -> Check:
 
             detail += f"; Neo4j {_neo4j_version(opened)}"
             int8 = int8_indexes(opened.db)
+        full = isinstance(opened, SQLiteStore) and opened.vector_format == "float32"
     finally:
         opened.close()
     if bound is not None and bound[0] != settings.embedding_model:
@@ -104,6 +106,9 @@ def store(url: str, settings: Settings) -> Check:
                      f"{', '.join(sorted(int8))} (Neo4j's default: lower recall, and store-side searches score "
                      "their hits again)", fix=f"hippo neo4j indexes --unquantize --store {url} (builds them again "
                      "as floats, ~30 min for 1M vectors)")
+    if full and bound:
+        return Check(name="store", status="warn", detail=f"{detail}; kept at float32 (a store made before "
+                     "float16 vectors)", fix=f"hippo compact --store {url} (half the vectors' bytes, one transaction)")
     if neo4j and not _rust_codec():
         return Check(name="store", status="warn", detail=detail + "; the driver decodes in Python",
                      fix="pip install neo4j-rust-ext (the driver's Rust codec: on 2Wiki a store-side recall "

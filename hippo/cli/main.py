@@ -1,5 +1,5 @@
-"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, reembed, demo,
-doctor."""
+"""The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, reembed, compact,
+demo, doctor."""
 
 from __future__ import annotations
 
@@ -280,6 +280,19 @@ def reembed(
     try:
         with err.status("loading the encoder..."), _progress() as progress:
             result = reembed_url(store, backend=backend, force=force, progress=progress)
+    except HippoError as exc:
+        raise fail(str(exc)) from None
+    out.print_json(result.model_dump_json()) if as_json else out.print(result.summary(), highlight=False)
+
+
+@app.command()
+def compact(store: StoreOption = None, as_json: JsonOption = False) -> None:
+    """Keep an older SQLite store's vectors at float16 (half their bytes) and give freed pages back to the disk."""
+    from hippo.store.compact import compact_url
+
+    try:
+        with _progress() as progress:
+            result = compact_url(store, progress=lambda done, total: progress("float16", done, total))
     except HippoError as exc:
         raise fail(str(exc)) from None
     out.print_json(result.model_dump_json()) if as_json else out.print(result.summary(), highlight=False)

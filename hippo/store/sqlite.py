@@ -18,7 +18,7 @@ from hippo.errors import StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, WriteBatch, embed_hash
 from hippo.store.common import check_versions, in_order, keyword_query
-from hippo.store.sqlite_embedding import FORMAT_KEY, SQLiteEmbeddings, blob, stored_format, unblob
+from hippo.store.sqlite_embedding import FORMAT_KEY, FULL, HALF, SQLiteEmbeddings, blob, stored_format, unblob
 
 R = TypeVar("R", Passage, Entity, Fact, DocumentRecord)
 _SCHEMA_VERSION = "2"
@@ -34,6 +34,7 @@ _ADDED_COLUMNS = [  # (table, column, type) added since schema 1
     ("passages", "headings", "TEXT"),
 ]
 _CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
+PAGE_SIZE = 8192  # bytes a page for new stores (and compacted ones): nine 384-d float16 vector rows (with their hashes) a page
 _TABLE_OF_PREFIX = {"passages": "passage:", "entities": "entity:", "facts": "fact:"}
 
 
@@ -67,10 +68,11 @@ class SQLiteStore(SQLiteEmbeddings):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite store at {self.url}: {exc}") from exc
         self._lock = threading.RLock()
+        self._format = FULL  # until the meta table says (below)
         # New stores get 8 KB pages: nine float16 vector rows a page, not four (no effect on an old store;
         # restored at stop 56: a refactor, ecb6d08, had dropped it). A 256 MB page cache (default 2 MB):
         # 100k+ passages spend writes and id lookups in random B-tree pages (9.4 -> 2.8 s per 2,048 at 10k).
-        self._db.execute("PRAGMA page_size = 8192")
+        self._db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
         self._db.execute("PRAGMA cache_size = -262144")
         schema = resources.files("hippo.store").joinpath("sqlite_schema.sql").read_text()
         self._db.executescript(schema)
@@ -96,6 +98,7 @@ class SQLiteStore(SQLiteEmbeddings):
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
+            self._follow_format()
             try:
                 yield self._db
             except BaseException:
@@ -112,10 +115,37 @@ class SQLiteStore(SQLiteEmbeddings):
                 yield self._db
                 return
             self._db.execute("BEGIN")
+            self._follow_format()
             try:
                 yield self._db
             finally:
                 self._db.execute("COMMIT")
+
+    def vacuum(self) -> None:
+        """Give the file's free pages back (SQLite copies the live ones into a new file), then empty the WAL.
+        A file of smaller pages moves to 8 KB ones on the way where it can: SQLite changes a page size only
+        outside WAL mode, which it leaves only when no other connection has the file open."""
+        with self._lock:
+            if self._db.execute("PRAGMA page_size").fetchone()[0] != PAGE_SIZE:
+                try:
+                    left = self._db.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+                except sqlite3.OperationalError:  # another connection holds it
+                    left = False
+                if left:
+                    try:
+                        self._db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+                        self._db.execute("VACUUM")
+                    finally:
+                        self._db.execute("PRAGMA journal_mode = WAL")
+                    return
+            self._db.execute("VACUUM")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def _follow_format(self) -> None:
+        """A float32 store may be halved by another process (``hippo compact``) while this one has it
+        open; a halved store never goes back, so a float16 one is not asked again."""
+        if self._format != HALF:
+            self._format = stored_format(self._db)
 
     def _meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -217,9 +247,9 @@ class SQLiteStore(SQLiteEmbeddings):
 
     def vectors(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
-        with self._lock:
+        with self._snapshot() as db:
             for part in _chunks(list(dict.fromkeys(hashes))):
-                rows = self._db.execute(
+                rows = db.execute(
                     f"SELECT hash, vector FROM vectors WHERE hash IN ({_marks(len(part))})", part
                 )
                 found.update((h, unblob(v, self._format)) for h, v in rows)

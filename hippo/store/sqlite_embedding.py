@@ -3,8 +3,8 @@ reading them whole, and re-embedding.
 
 Stores created since stop 56 keep vectors as float16 (meta ``vector_format``): half the bytes of
 the file (a 100k-passage store's 1.3M vectors 2.7 GB -> 1.4 GB; ~14 GB less at 1M passages) for a
-cosine that moves by < 1e-3 (MiniLM unit vectors: by ~1e-4). Older stores keep float32, unchanged.
-Either way a vector is read back as float32.
+cosine that moves by < 1e-3 (MiniLM unit vectors: by ~1e-4). Older stores keep float32 until
+``halve_vectors`` (``hippo compact``) rewrites them. Either way a vector is read back as float32.
 
 A mixin of ``SQLiteStore`` (it uses the store's connection, lock and record
 readers), kept apart so each file has one job.
@@ -28,6 +28,7 @@ from hippo.store.common import nothing_staged, texts_unstaged
 
 
 _VECTOR_BATCH = 65_536  # vector rows fetched at a time when a kind is read whole
+_HALVE_BATCH = 8_192  # vector rows rewritten at a time by ``halve_vectors``
 
 
 FORMAT_KEY = "vector_format"  # in meta: "float16"; absent in stores made before it (float32)
@@ -84,6 +85,11 @@ class SQLiteEmbeddings(BoundIdentity):
 
     _VECTOR_TABLES = {"passage": "passages", "entity": "entities", "fact": "facts"}
 
+    @property
+    def vector_format(self) -> str:
+        """"float16", or "float32" for a store made before it (``hippo compact`` rewrites it)."""
+        return "float16" if self._format == HALF else "float32"
+
     def as_kept(self, vectors: np.ndarray) -> np.ndarray:
         return np.asarray(vectors, dtype=np.float32).astype(self._format).astype(np.float32)
 
@@ -126,6 +132,36 @@ class SQLiteEmbeddings(BoundIdentity):
         self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
             ("embedding_model", identity.model), ("embedding_dim", str(identity.dim)),
             ("embedding_backend", identity.backend)])
+
+    # -- float32 -> float16 ------------------------------------------------------
+
+    def halve_vectors(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Rewrite a float32 store's vectors (live and staged) at float16, in one transaction, and bump
+        the revision (the derived state held float32 rows of small kinds: it is built again on open).
+        Returns the rows rewritten; 0 for a store that already keeps float16. A component float16
+        cannot hold fails the whole rewrite, naming the vector, and leaves the store as it was."""
+        with self._transaction() as db:
+            if self._format == HALF:
+                return 0
+            total = sum(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("vectors", "vectors_staged"))
+            done = 0
+            for table in ("vectors", "vectors_staged"):
+                after = ""
+                while rows := db.execute(f"SELECT hash, vector FROM {table} WHERE hash > ? ORDER BY hash LIMIT ?",
+                                         (after, _HALVE_BATCH)).fetchall():
+                    try:
+                        halved = [(blob(unblob(v, FULL), HALF), h) for h, v in rows]
+                    except StoreError as exc:
+                        bad = next(h for h, v in rows if not np.all(np.abs(unblob(v, FULL)) <= _HALF_MAX))
+                        raise StoreError(f"vector {bad} of {table}: {exc}; nothing was rewritten") from None
+                    db.executemany(f"UPDATE {table} SET vector = ? WHERE hash = ?", halved)
+                    after, done = rows[-1][0], done + len(rows)
+                    if progress:
+                        progress(done, total)
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, 'float16')", (FORMAT_KEY,))
+            db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'revision'")
+        self._format = HALF
+        return done
 
     # -- re-embedding ----------------------------------------------------------
 
