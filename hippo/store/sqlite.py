@@ -34,7 +34,7 @@ _ADDED_COLUMNS = [  # (table, column, type) added since schema 1
     ("passages", "headings", "TEXT"),
 ]
 _CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
-PAGE_SIZE = 8192  # bytes a page for new stores (and compacted ones): nine 384-d float16 vector rows (with their hashes) a page
+PAGE_SIZE = 8192  # a page of new (and compacted) stores: nine 384-d float16 vector rows with their hashes
 _TABLE_OF_PREFIX = {"passages": "passage:", "entities": "entity:", "facts": "fact:"}
 
 
