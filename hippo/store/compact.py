@@ -55,7 +55,7 @@ def compact_url(url: str | None, *, progress: Callable[[int, int], None] | None 
     from hippo.config import Settings
 
     url = url or Settings().store
-    if url == ":memory:" or "://" in url and not url.startswith("sqlite://"):
+    if url == ":memory:" or ("://" in url and not url.startswith("sqlite://")):
         raise InvalidInput("store", f"hippo compact rewrites a SQLite store file, not {url!r} (a Neo4j store keeps "
                                     "float32 vectors for its vector indexes)")
     path = url.removeprefix("sqlite://")
