@@ -18,7 +18,8 @@ from hippo.errors import StoreError
 from hippo.models import DocumentRecord, Entity, Fact, Passage
 from hippo.store.base import GraphData, Spaces, WriteBatch, embed_hash
 from hippo.store.common import check_versions, in_order, keyword_query
-from hippo.store.sqlite_embedding import FORMAT_KEY, FULL, HALF, SQLiteEmbeddings, blob, stored_format, unblob
+from hippo.store.sqlite_embedding import (FORMAT_KEY, FULL, HALF, PAGE_SIZE, SQLiteEmbeddings, blob, stored_format,
+                                          unblob)
 
 R = TypeVar("R", Passage, Entity, Fact, DocumentRecord)
 _SCHEMA_VERSION = "2"
@@ -34,7 +35,6 @@ _ADDED_COLUMNS = [  # (table, column, type) added since schema 1
     ("passages", "headings", "TEXT"),
 ]
 _CHUNK = 500  # ids per IN (...) query, below SQLite's variable limit
-PAGE_SIZE = 8192  # a page of new (and compacted) stores: nine 384-d float16 vector rows with their hashes
 _TABLE_OF_PREFIX = {"passages": "passage:", "entities": "entity:", "facts": "fact:"}
 
 
@@ -120,26 +120,6 @@ class SQLiteStore(SQLiteEmbeddings):
                 yield self._db
             finally:
                 self._db.execute("COMMIT")
-
-    def vacuum(self) -> None:
-        """Give the file's free pages back (SQLite copies the live ones into a new file), then empty the WAL.
-        A file of smaller pages moves to 8 KB ones on the way where it can: SQLite changes a page size only
-        outside WAL mode, which it leaves only when no other connection has the file open."""
-        with self._lock:
-            if self._db.execute("PRAGMA page_size").fetchone()[0] != PAGE_SIZE:
-                try:
-                    left = self._db.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
-                except sqlite3.OperationalError:  # another connection holds it
-                    left = False
-                if left:
-                    try:
-                        self._db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-                        self._db.execute("VACUUM")
-                    finally:
-                        self._db.execute("PRAGMA journal_mode = WAL")
-                    return
-            self._db.execute("VACUUM")
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _follow_format(self) -> None:
         """A float32 store may be halved by another process (``hippo compact``) while this one has it

@@ -1,5 +1,5 @@
 """The SQLite store's embedding half: which model and backend made its vectors, how they are kept,
-reading them whole, and re-embedding.
+reading them whole, re-embedding, and halving an older store's (``hippo compact``).
 
 Stores created since stop 56 keep vectors as float16 (meta ``vector_format``): half the bytes of
 the file (a 100k-passage store's 1.3M vectors 2.7 GB -> 1.4 GB; ~14 GB less at 1M passages) for a
@@ -29,6 +29,7 @@ from hippo.store.common import nothing_staged, texts_unstaged
 
 _VECTOR_BATCH = 65_536  # vector rows fetched at a time when a kind is read whole
 _HALVE_BATCH = 8_192  # vector rows rewritten at a time by ``halve_vectors``
+PAGE_SIZE = 8192  # a page of new (and compacted) stores: nine 384-d float16 vector rows with their hashes
 
 
 FORMAT_KEY = "vector_format"  # in meta: "float16"; absent in stores made before it (float32)
@@ -133,7 +134,7 @@ class SQLiteEmbeddings(BoundIdentity):
             ("embedding_model", identity.model), ("embedding_dim", str(identity.dim)),
             ("embedding_backend", identity.backend)])
 
-    # -- float32 -> float16 ------------------------------------------------------
+    # -- float32 -> float16, and the pages that frees (``hippo compact``) ---------
 
     def halve_vectors(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Rewrite a float32 store's vectors (live and staged) at float16, in one transaction, and bump
@@ -162,6 +163,26 @@ class SQLiteEmbeddings(BoundIdentity):
             db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'revision'")
         self._format = HALF
         return done
+
+    def vacuum(self) -> None:
+        """Give the file's free pages back (SQLite copies the live ones into a new file), then empty the WAL.
+        A file of smaller pages moves to 8 KB ones on the way where it can: SQLite changes a page size only
+        outside WAL mode, which it leaves only when no other connection has the file open."""
+        with self._lock:
+            if self._db.execute("PRAGMA page_size").fetchone()[0] != PAGE_SIZE:
+                try:
+                    left = self._db.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+                except sqlite3.OperationalError:  # another connection holds it
+                    left = False
+                if left:
+                    try:
+                        self._db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+                        self._db.execute("VACUUM")
+                    finally:
+                        self._db.execute("PRAGMA journal_mode = WAL")
+                    return
+            self._db.execute("VACUUM")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # -- re-embedding ----------------------------------------------------------
 
