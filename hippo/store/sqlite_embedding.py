@@ -150,11 +150,7 @@ class SQLiteEmbeddings(BoundIdentity):
                 after = ""
                 while rows := db.execute(f"SELECT hash, vector FROM {table} WHERE hash > ? ORDER BY hash LIMIT ?",
                                          (after, _HALVE_BATCH)).fetchall():
-                    try:
-                        halved = [(blob(unblob(v, FULL), HALF), h) for h, v in rows]
-                    except StoreError as exc:
-                        bad = next(h for h, v in rows if not np.all(np.abs(unblob(v, FULL)) <= _HALF_MAX))
-                        raise StoreError(f"vector {bad} of {table}: {exc}; nothing was rewritten") from None
+                    halved = [(self._halved(h, v, table), h) for h, v in rows]
                     db.executemany(f"UPDATE {table} SET vector = ? WHERE hash = ?", halved)
                     after, done = rows[-1][0], done + len(rows)
                     if progress:
@@ -164,25 +160,33 @@ class SQLiteEmbeddings(BoundIdentity):
         self._format = HALF
         return done
 
+    @staticmethod
+    def _halved(hash_: str, data: bytes, table: str) -> bytes:
+        try:
+            return blob(unblob(data, FULL), HALF)  # ``blob`` refuses what float16 cannot hold
+        except StoreError as exc:
+            raise StoreError(f"vector {hash_} of {table}: {exc}; nothing was rewritten") from None
+
     def vacuum(self) -> None:
         """Give the file's free pages back (SQLite copies the live ones into a new file), then empty the WAL.
         A file of smaller pages moves to 8 KB ones on the way where it can: SQLite changes a page size only
         outside WAL mode, which it leaves only when no other connection has the file open."""
         with self._lock:
-            if self._db.execute("PRAGMA page_size").fetchone()[0] != PAGE_SIZE:
-                try:
-                    left = self._db.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
-                except sqlite3.OperationalError:  # another connection holds it
-                    left = False
-                if left:
-                    try:
-                        self._db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-                        self._db.execute("VACUUM")
-                    finally:
-                        self._db.execute("PRAGMA journal_mode = WAL")
-                    return
-            self._db.execute("VACUUM")
+            resize = self._db.execute("PRAGMA page_size").fetchone()[0] != PAGE_SIZE and self._left_wal()
+            try:
+                if resize:
+                    self._db.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+                self._db.execute("VACUUM")
+            finally:
+                if resize:
+                    self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def _left_wal(self) -> bool:
+        try:
+            return self._db.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+        except sqlite3.OperationalError:  # another connection holds the file
+            return False
 
     # -- re-embedding ----------------------------------------------------------
 
