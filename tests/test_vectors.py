@@ -1,6 +1,7 @@
 """Vector search per space: exact while small, HNSW above; visibility inside the search, never after it."""
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import faiss
@@ -284,6 +285,7 @@ def test_an_index_whose_graph_grows_past_wide_build_from_links_it_again_whole():
     index.include(0, labels[900:1_100])  # 1,090 live rows: past 1,000
     wide = index.shards[0]
     assert wide is not narrow and faiss.downcast_index(wide.index.index).hnsw.efConstruction == 48
+    assert (narrow.links, wide.links) == (16, 32)  # ``links`` below ``wide_build_from``, ``wide_links`` past it
     assert sorted(wide.labels().tolist()) == list(range(10, 1_100)) and wide.calibrated == 1_090
     index.include(0, labels[1_100:1_200])
     assert index.shards[0] is wide and len(wide) == 1_190  # grown as usual from there
@@ -321,6 +323,33 @@ def test_a_saved_graph_keeps_the_narrowest_width_its_rows_were_linked_at(tmp_pat
     rebuilt = index.shards[0] is not mapped
     assert rebuilt == (saved != "whole")
     assert len(index.shards[0]) == 1_110 and index.shards[0].linked == 48
+
+
+def test_a_saved_large_graph_with_fewer_links_than_wide_links_is_linked_again_on_its_next_write(tmp_path):
+    """A graph built whole past ``wide_build_from`` before large graphs got ``wide_links`` (16 links at
+    the wide width) is built again whole, with ``wide_links``, on its next write; one that has them is
+    grown in place."""
+    import faiss
+
+    rng = np.random.default_rng(23)
+    vectors = _clustered(rng, 1_200)
+    labels = np.arange(len(vectors))
+    settings = AnnSettings(exact_max=300, min_ef=16, build_ef=16, wide_build_ef=48, wide_build_from=1_000)
+    for links, rebuilt in ((16, True), (32, False)):
+        graph = HnswShard.built(labels[:1_100], vectors.__getitem__, replace(settings, wide_links=links))
+        assert graph.links == links and graph.linked == 48
+        path = str(tmp_path / f"graph-{links}.faiss")
+        faiss.write_index(graph.index, path)
+        index = VectorIndex(DIM, settings)
+        index.add(labels, labels.astype(np.uint64), vectors)
+        mapped = index.shards[0] = HnswShard.mapped_from(path, settings, graph.ef, graph.near_ef, graph.calibrated,
+                                                         linked=graph.linked)
+        assert mapped.links == links  # read from the mapped file
+        index.include(0, labels[1_100:1_110])
+        assert (index.shards[0] is not mapped) == rebuilt
+        assert index.shards[0].links == 32 and len(index.shards[0]) == 1_110
+        (_, found), = index.search(vectors[1_105][None, :], 1, [0])
+        assert found.tolist() == [1_105]
 
 
 def test_calibration_stops_where_a_wider_walk_finds_no_more():

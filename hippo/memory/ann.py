@@ -40,6 +40,13 @@ class AnnSettings:
     # 100 needed ef 1,024 for 0.984); equal to ``build_ef`` now, so every graph is linked at one width.
     wide_build_ef: int = 200
     wide_build_from: int = 500_000
+    # ... and with ``wide_links`` links a node. Past half a million rows the graph's links, not its walk or its
+    # codes, bound what a search finds: over the 100k store's 1M synthetic fact vectors, built whole at 200, the
+    # questions' re-ranked top 10 held 0.985 / 0.989 of the exact one at ef 432 / 1,024 with 16 links (grown),
+    # 0.989 / 0.991 with 8-bit codes and 16, 0.991 / 0.994 with 4-bit codes and 32 (and 0.986 at ef 128); at
+    # 1M passages the 16-link graph of 10M facts plateaued at 0.951 by ef 1,024. 128 B more a node (+1.3 GB
+    # at 10M facts), where 8-bit codes cost 192.
+    wide_links: int = 32
     min_ef: int = 128  # real MuSiQue phrases needed ~128 for recall@1 0.995 where noisy copies needed 40
     max_ef: int = 1_024
     # A walk 1.5x wider that finds less than this more of the true top 10 is not worth its cost: where
@@ -71,3 +78,7 @@ class AnnSettings:
     def build_width(self, rows: int) -> int:
         """efConstruction for a graph of ``rows``."""
         return self.wide_build_ef if rows >= self.wide_build_from else self.build_ef
+
+    def links_for(self, rows: int) -> int:
+        """HNSW M for a graph of ``rows``."""
+        return self.wide_links if rows >= self.wide_build_from else self.links

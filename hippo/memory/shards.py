@@ -24,7 +24,8 @@ afterwards and a small space in a huge store still returns its true top k.
   Adds go straight into the graph, calibrated again each time it grows by half. HNSW cannot
   delete: a removed record is skipped inside the search (a faiss ID selector, so the k
   returned are k live ones), and the graph is rebuilt when a quarter is dead, and whole
-  once when it grows past ``wide_build_from`` (its first rows were linked narrower).
+  once when it grows past ``wide_build_from`` (its first rows were linked narrower, and
+  with ``links`` where a graph that large gets ``wide_links``).
 
 IVF (PQ or SQ codes) was measured first and dropped: on MiniLM vectors (MuSiQue's 21k entities)
 recall@10 0.98 needed every list probed, i.e. a scan.
@@ -208,7 +209,8 @@ class HnswShard:
         labels = np.asarray(labels, dtype=np.int64)
         rng = np.random.default_rng(len(labels))
         dim = gather(labels[:1]).shape[1]
-        base = faiss.IndexHNSWSQ(dim, CODES[settings.code_bits], settings.links, faiss.METRIC_INNER_PRODUCT)
+        base = faiss.IndexHNSWSQ(dim, CODES[settings.code_bits], settings.links_for(len(labels)),
+                                 faiss.METRIC_INNER_PRODUCT)
         base.hnsw.efConstruction = settings.build_width(len(labels))
         index = faiss.IndexIDMap(base)
         sample = labels[np.sort(rng.choice(len(labels), min(len(labels), 65_536), replace=False))]
@@ -284,9 +286,15 @@ class HnswShard:
     def dead_labels(self) -> np.ndarray:
         return np.flatnonzero(self._dead.values)
 
+    @property
+    def links(self) -> int:
+        """HNSW M: the links a node keeps above the base layer (twice that in it)."""
+        return int(faiss.downcast_index(self.index.index).hnsw.nb_neighbors(1))
+
     def narrower_than(self, rows: int) -> bool:
-        """Whether this graph was linked narrower than a graph of ``rows`` is built (``build_width``)."""
-        return self.linked < self.settings.build_width(rows)
+        """Whether this graph was linked narrower, or with fewer links a node, than a graph of ``rows``
+        is built (``build_width``, ``links_for``)."""
+        return self.linked < self.settings.build_width(rows) or self.links < self.settings.links_for(rows)
 
     def needs_rebuild(self) -> bool:
         return self._dead_count > self.settings.rebuild_dead * self.index.ntotal

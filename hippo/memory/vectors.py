@@ -194,6 +194,17 @@ class VectorIndex:
         current.add(labels, vectors)
         self.calibrate([shard])
 
+    def relink(self) -> list[int]:
+        """Build again whole, now, each graph linked narrower than a graph of its size is built today
+        (``HnswShard.narrower_than``: a state saved by an older hippo), which its next write would do;
+        the shards built."""
+        done = []
+        for code, current in list(self.shards.items()):
+            if isinstance(current, HnswShard) and current.narrower_than(len(current)):
+                self.shards[code] = HnswShard.built(current.labels(), self.vectors_of, self.settings)
+                done.append(code)
+        return done
+
     def calibrate(self, shards: Iterable[int] | None = None) -> list[int]:
         """Calibrate again each graph of ``shards`` (None: all) grown ``recalibrate_growth`` times since
         it last was; the shards calibrated."""
