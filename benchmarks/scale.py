@@ -121,6 +121,21 @@ def build(size: int, store_dir: Path, hours: float | None = None) -> dict[str, A
     return record(done)
 
 
+def relink(size: int, store_dir: Path) -> list[str]:
+    """Build again whole, and save, each graph of a built store linked narrower than a graph of its size
+    is linked today (a store built by an older hippo: stop 60 gave graphs past ``wide_build_from`` rows
+    ``wide_links`` links a node), as the store's next write would; the graphs built, as kind/shard."""
+    memory = _memory(store_dir / f"scale-{size}.db")
+    try:
+        state = memory.engine.state
+        done = [f"{kind}/{code}" for kind, index in state.vector_indexes() for code in index.relink()]
+        if done and memory.engine.cache is not None:
+            memory.engine.cache.save(state)  # closing saves a state only for a long journal or a calibration
+        return done
+    finally:
+        memory.close()
+
+
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -478,6 +493,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--build-only", action="store_true", help="build (or finish) the stores, measure nothing")
     parser.add_argument("--build-hours", type=float, help="start no chunk of a store's build after this long "
                         "(0: measure a partial store as it stands); a later run resumes it")
+    parser.add_argument("--relink", action="store_true", help="first build again whole each graph of a built "
+                        "store linked narrower than today's settings link one of its size (a store built by an "
+                        "older hippo; its next write would)")
     parser.add_argument("--real", action="append", default=[], metavar="DATASET=STORE",
                         help="also measure a real tuning set's saved store (open, recall of its questions)")
     parser.add_argument("--measure-one", type=int, help=argparse.SUPPRESS)  # the child process
@@ -515,6 +533,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     rows = []
     for size in sorted(args.sizes):
         record = build(size, args.store_dir, args.build_hours)
+        if args.relink:
+            log(f"{size:,}: graphs linked again whole: {relink(size, args.store_dir) or 'none'}")
         if args.build_only:
             continue
         if record["passages"] < size:  # measured as it stands: a point on the curve ("passages" says which)

@@ -352,6 +352,30 @@ def test_a_saved_large_graph_with_fewer_links_than_wide_links_is_linked_again_on
         assert found.tolist() == [1_105]
 
 
+def test_relink_builds_again_now_each_graph_its_next_write_would(tmp_path):
+    """``VectorIndex.relink``: the rebuild a narrow saved graph gets on its next write, done without one
+    (the scale benchmark's ``--relink`` of a store built by an older hippo); a graph linked as today's
+    settings link one of its size, or a small one, is left as it is."""
+    import faiss
+
+    rng = np.random.default_rng(24)
+    vectors = _clustered(rng, 1_400)
+    labels = np.arange(len(vectors))
+    settings = AnnSettings(exact_max=300, min_ef=16, build_ef=16, wide_build_ef=48, wide_build_from=1_000)
+    old = HnswShard.built(labels[:1_100], vectors.__getitem__, replace(settings, wide_links=16))
+    faiss.write_index(old.index, str(tmp_path / "old.faiss"))
+    index = VectorIndex(DIM, settings)
+    index.add(labels, labels.astype(np.uint64), vectors)
+    index.shards[0] = HnswShard.mapped_from(str(tmp_path / "old.faiss"), settings, old.ef, old.near_ef,
+                                            old.calibrated, linked=old.linked)
+    index.include(1, labels[1_100:1_400])  # 300 rows: flat
+    assert index.relink() == [0]
+    assert index.shards[0].links == 32 and sorted(index.shards[0].labels().tolist()) == list(range(1_100))
+    assert index.relink() == []
+    (_, found), = index.search(vectors[7][None, :], 1, [0])
+    assert found.tolist() == [7]
+
+
 def test_calibration_stops_where_a_wider_walk_finds_no_more():
     """Where the graph cannot reach ``recall`` at any width, ``ef`` stops at the plateau rather than
     at ``max_ef``, and the walk it stops at finds nearly what the widest one does."""
