@@ -325,17 +325,39 @@ def test_a_saved_graph_keeps_the_narrowest_width_its_rows_were_linked_at(tmp_pat
     assert len(index.shards[0]) == 1_110 and index.shards[0].linked == 48
 
 
-def test_a_saved_large_graph_with_fewer_links_than_wide_links_is_linked_again_on_its_next_write(tmp_path):
+def test_a_graph_growing_past_wide_build_from_is_linked_again_with_wide_links_at_one_width():
+    """With one build width for every size (the defaults: ``build_ef`` = ``wide_build_ef``), a graph that
+    grows past ``wide_build_from`` is still built again whole, for its links: ``links`` below, ``wide_links``
+    from there; and grown in place after."""
+    rng = np.random.default_rng(25)
+    vectors = _clustered(rng, 1_300)
+    labels = np.arange(len(vectors))
+    index = VectorIndex(DIM, AnnSettings(exact_max=300, min_ef=16, build_ef=16, wide_build_ef=16,
+                                         wide_build_from=1_000))
+    index.add(labels, labels.astype(np.uint64), vectors)
+    index.include(0, labels[:900])
+    narrow = index.shards[0]
+    assert narrow.links == 16
+    index.include(0, labels[900:1_100])
+    wide = index.shards[0]
+    assert wide is not narrow and wide.links == 32 and len(wide) == 1_100
+    index.include(0, labels[1_100:1_300])
+    assert index.shards[0] is wide and len(wide) == 1_300
+
+
+def test_a_saved_large_graph_with_fewer_links_grows_as_it_is_until_relinked(tmp_path):
     """A graph built whole past ``wide_build_from`` before large graphs got ``wide_links`` (16 links at
-    the wide width) is built again whole, with ``wide_links``, on its next write; one that has them is
-    grown in place."""
+    the wide width, an older hippo's) is not built again by a write (an upgrade must not make one write
+    link 10M facts): it grows in place, and ``VectorIndex.relink`` builds it whole with ``wide_links``
+    when asked (the scale benchmark's ``--relink``). A graph linked as today's settings link one of its
+    size is left as it is by both."""
     import faiss
 
-    rng = np.random.default_rng(23)
-    vectors = _clustered(rng, 1_200)
+    rng = np.random.default_rng(24)
+    vectors = _clustered(rng, 1_400)
     labels = np.arange(len(vectors))
     settings = AnnSettings(exact_max=300, min_ef=16, build_ef=16, wide_build_ef=48, wide_build_from=1_000)
-    for links, rebuilt in ((16, True), (32, False)):
+    for links in (16, 32):
         graph = HnswShard.built(labels[:1_100], vectors.__getitem__, replace(settings, wide_links=links))
         assert graph.links == links and graph.linked == 48
         path = str(tmp_path / f"graph-{links}.faiss")
@@ -344,36 +366,16 @@ def test_a_saved_large_graph_with_fewer_links_than_wide_links_is_linked_again_on
         index.add(labels, labels.astype(np.uint64), vectors)
         mapped = index.shards[0] = HnswShard.mapped_from(path, settings, graph.ef, graph.near_ef, graph.calibrated,
                                                          linked=graph.linked)
-        assert mapped.links == links  # read from the mapped file
+        assert mapped.links == links and mapped.relinkable() == (links == 16)  # read from the mapped file
+        index.include(1, labels[1_200:1_400])  # 200 rows: flat
         index.include(0, labels[1_100:1_110])
-        assert (index.shards[0] is not mapped) == rebuilt
-        assert index.shards[0].links == 32 and len(index.shards[0]) == 1_110
+        grown = index.shards[0]
+        assert grown is mapped and len(grown) == 1_110 and grown.links == links  # grown in place
+        assert index.relink() == ([0] if links == 16 else [])
+        assert index.shards[0].links == 32 and sorted(index.shards[0].labels().tolist()) == list(range(1_110))
+        assert index.relink() == []
         (_, found), = index.search(vectors[1_105][None, :], 1, [0])
         assert found.tolist() == [1_105]
-
-
-def test_relink_builds_again_now_each_graph_its_next_write_would(tmp_path):
-    """``VectorIndex.relink``: the rebuild a narrow saved graph gets on its next write, done without one
-    (the scale benchmark's ``--relink`` of a store built by an older hippo); a graph linked as today's
-    settings link one of its size, or a small one, is left as it is."""
-    import faiss
-
-    rng = np.random.default_rng(24)
-    vectors = _clustered(rng, 1_400)
-    labels = np.arange(len(vectors))
-    settings = AnnSettings(exact_max=300, min_ef=16, build_ef=16, wide_build_ef=48, wide_build_from=1_000)
-    old = HnswShard.built(labels[:1_100], vectors.__getitem__, replace(settings, wide_links=16))
-    faiss.write_index(old.index, str(tmp_path / "old.faiss"))
-    index = VectorIndex(DIM, settings)
-    index.add(labels, labels.astype(np.uint64), vectors)
-    index.shards[0] = HnswShard.mapped_from(str(tmp_path / "old.faiss"), settings, old.ef, old.near_ef,
-                                            old.calibrated, linked=old.linked)
-    index.include(1, labels[1_100:1_400])  # 300 rows: flat
-    assert index.relink() == [0]
-    assert index.shards[0].links == 32 and sorted(index.shards[0].labels().tolist()) == list(range(1_100))
-    assert index.relink() == []
-    (_, found), = index.search(vectors[7][None, :], 1, [0])
-    assert found.tolist() == [7]
 
 
 def test_calibration_stops_where_a_wider_walk_finds_no_more():

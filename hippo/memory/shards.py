@@ -292,9 +292,19 @@ class HnswShard:
         return int(faiss.downcast_index(self.index.index).hnsw.nb_neighbors(1))
 
     def narrower_than(self, rows: int) -> bool:
-        """Whether this graph was linked narrower, or with fewer links a node, than a graph of ``rows``
-        is built (``build_width``, ``links_for``)."""
-        return self.linked < self.settings.build_width(rows) or self.links < self.settings.links_for(rows)
+        """Whether growing this graph to ``rows`` should build it again whole: its rows were linked
+        narrower than a graph of ``rows`` is built (``build_width``), or it crosses ``wide_build_from``
+        with fewer links a node than a graph past it gets (``links_for``). A graph already past it with
+        fewer (saved by an older hippo) keeps growing as it is: a write after an upgrade is not made to
+        link 10M facts again; ``relinkable`` says it could be."""
+        s = self.settings
+        crossing = len(self) < s.wide_build_from <= rows
+        return self.linked < s.build_width(rows) or (crossing and self.links < s.links_for(rows))
+
+    def relinkable(self) -> bool:
+        """Whether this graph holds fewer links a node, or rows linked narrower, than one of its size is
+        built with today (``VectorIndex.relink``)."""
+        return self.linked < self.settings.build_width(len(self)) or self.links < self.settings.links_for(len(self))
 
     def needs_rebuild(self) -> bool:
         return self._dead_count > self.settings.rebuild_dead * self.index.ntotal

@@ -195,12 +195,11 @@ class VectorIndex:
         self.calibrate([shard])
 
     def relink(self) -> list[int]:
-        """Build again whole, now, each graph linked narrower than a graph of its size is built today
-        (``HnswShard.narrower_than``: a state saved by an older hippo), which its next write would do;
-        the shards built."""
+        """Build again whole, now, each graph linked as a graph of its size is not linked today
+        (``HnswShard.relinkable``: saved by an older hippo, which writes only grow); the shards built."""
         done = []
         for code, current in list(self.shards.items()):
-            if isinstance(current, HnswShard) and current.narrower_than(len(current)):
+            if isinstance(current, HnswShard) and current.relinkable():
                 self.shards[code] = HnswShard.built(current.labels(), self.vectors_of, self.settings)
                 done.append(code)
         return done
