@@ -40,12 +40,12 @@ class AnnSettings:
     # 100 needed ef 1,024 for 0.984); equal to ``build_ef`` now, so every graph is linked at one width.
     wide_build_ef: int = 200
     wide_build_from: int = 500_000
-    # ... and with ``wide_links`` links a node. Past half a million rows the graph's links, not its walk or its
-    # codes, bound what a search finds: over the 100k store's 1M synthetic fact vectors, built whole at 200, the
-    # questions' re-ranked top 10 held 0.985 / 0.989 of the exact one at ef 432 / 1,024 with 16 links (grown),
-    # 0.989 / 0.991 with 8-bit codes and 16, 0.991 / 0.994 with 4-bit codes and 32 (and 0.986 at ef 128); at
-    # 1M passages the 16-link graph of 10M facts plateaued at 0.951 by ef 1,024. 128 B more a node (+1.3 GB
-    # at 10M facts), where 8-bit codes cost 192.
+    # ... and with ``wide_links`` links a node. Past half a million rows the links, more than the walk or the shortlist,
+    # bound what a search finds: over the 100k store's 1M synthetic fact vectors, built whole at 200, its questions'
+    # re-ranked top 10 held 0.970 / 0.985 / 0.989 of the exact one at ef 128 / 432 / 1,024 with 16 links, 0.982 /
+    # 0.988 / 0.991 with 32 (``results/ann_codes-links-stop60.md``; 8-bit codes and 16 links: 0.978 / 0.988 / 0.992
+    # for 64 B a node more than 32 links cost); in the engine 0.982 -> 0.986 at its calibrated ef 432. At 1M
+    # passages the 16-link graph of 10M facts plateaued at 0.951 by ef 1,024. +1.3 GB at 10M facts.
     wide_links: int = 32
     min_ef: int = 128  # real MuSiQue phrases needed ~128 for recall@1 0.995 where noisy copies needed 40
     max_ef: int = 1_024
