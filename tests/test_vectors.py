@@ -265,18 +265,24 @@ def test_a_large_graph_is_built_wider_and_a_graph_grown_large_links_its_new_rows
     assert width(HnswShard.built(np.arange(1_200), gather, settings)) == 48
 
 
+def _unshared_index(seed: int, rows: int, **ann: int) -> tuple[VectorIndex, np.ndarray, np.ndarray]:
+    """An index holding ``rows`` clustered vectors in no shard yet, its graphs small (``exact_max`` 300,
+    ``wide_build_from`` 1,000, built at 16 unless ``ann`` says otherwise); the vectors and their labels."""
+    vectors = _clustered(np.random.default_rng(seed), rows)
+    labels = np.arange(len(vectors))
+    index = VectorIndex(DIM, AnnSettings(**{"exact_max": 300, "min_ef": 16, "build_ef": 16, "wide_build_from": 1_000,
+                                            **ann}))
+    index.add(labels, labels.astype(np.uint64), vectors)
+    return index, vectors, labels
+
+
 def test_an_index_whose_graph_grows_past_wide_build_from_links_it_again_whole():
     """Rows linked narrow before a graph grew large stay narrow (a 1M-fact graph grown so walked at
     ``ef`` 972 where one built whole at 200 walks at 288): the index builds it again, once, at the
     wide width, with every row it held and the new ones, and adds to it as usual afterwards."""
     import faiss
 
-    rng = np.random.default_rng(15)
-    vectors = _clustered(rng, 1_600)
-    labels = np.arange(len(vectors))
-    index = VectorIndex(DIM, AnnSettings(exact_max=300, min_ef=16, build_ef=16, wide_build_ef=48,
-                                         wide_build_from=1_000))
-    index.add(labels, labels.astype(np.uint64), vectors)
+    index, vectors, labels = _unshared_index(15, 1_600, wide_build_ef=48)
     index.include(0, labels[:400])
     index.exclude(0, labels[:10])  # removed rows stay out of the graph built again
     narrow = index.shards[0]
@@ -329,12 +335,7 @@ def test_a_graph_growing_past_wide_build_from_is_linked_again_with_wide_links_at
     """With one build width for every size (the defaults: ``build_ef`` = ``wide_build_ef``), a graph that
     grows past ``wide_build_from`` is still built again whole, for its links: ``links`` below, ``wide_links``
     from there; and grown in place after."""
-    rng = np.random.default_rng(25)
-    vectors = _clustered(rng, 1_300)
-    labels = np.arange(len(vectors))
-    index = VectorIndex(DIM, AnnSettings(exact_max=300, min_ef=16, build_ef=16, wide_build_ef=16,
-                                         wide_build_from=1_000))
-    index.add(labels, labels.astype(np.uint64), vectors)
+    index, vectors, labels = _unshared_index(25, 1_300, wide_build_ef=16)
     index.include(0, labels[:900])
     narrow = index.shards[0]
     assert narrow.links == 16
