@@ -82,3 +82,12 @@ class AnnSettings:
     def links_for(self, rows: int) -> int:
         """HNSW M for a graph of ``rows``."""
         return self.wide_links if rows >= self.wide_build_from else self.links
+
+    def rebuilds(self, linked: int, links: int, rows: int, grown: int, upgrade: bool = False) -> bool:
+        """Whether a graph of ``rows`` whose narrowest rows were linked at ``linked`` with ``links`` a node
+        is built again whole as it grows to ``grown``: its rows were linked narrower than a graph that
+        large is built, or it crosses ``wide_build_from`` with fewer links than a graph past it gets. One
+        already past it with fewer (an older hippo's) keeps growing as it is, unless ``upgrade``: a write
+        after an upgrade is not made to link 10M facts again (``VectorIndex.relink`` does it when asked)."""
+        crossing = upgrade or rows < self.wide_build_from <= grown
+        return linked < self.build_width(grown) or (crossing and links < self.links_for(grown))

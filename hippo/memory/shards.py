@@ -21,14 +21,13 @@ afterwards and a small space in a huge store still returns its true top k.
   ``one_ef`` for the best one alone (an entity link asks one; on the 100k synthetic
   store's 239k entities its phrases found their nearest at ef 144 every time, where
   the top-10 width is 648), never below ``min_ef``.
-  Adds go straight into the graph, calibrated again each time it grows by half. HNSW cannot
-  delete: a removed record is skipped inside the search (a faiss ID selector, so the k
-  returned are k live ones), and the graph is rebuilt when a quarter is dead, and whole
-  once when it grows past ``wide_build_from`` (its first rows were linked narrower, and
-  with ``links`` where a graph that large gets ``wide_links``).
+  Adds go straight into the graph, calibrated again each time it grows by half. HNSW cannot delete:
+  a removed record is skipped inside the search (a faiss ID selector, so the k returned are k live
+  ones), and the graph is rebuilt when a quarter is dead, and whole once as it grows past
+  ``wide_build_from`` (``AnnSettings.rebuilds``: wider, ``wide_links`` links a node).
 
 IVF (PQ or SQ codes) was measured first and dropped: on MiniLM vectors (MuSiQue's 21k entities)
-recall@10 0.98 needed every list probed, i.e. a scan.
+recall@10 0.98 needed every list probed (a scan).
 """
 
 from __future__ import annotations
@@ -207,10 +206,9 @@ class HnswShard:
         """A graph of these labels' vectors (gathered in chunks: a shard may not fit in memory as
         float32), with ``ef`` calibrated (``calibration_queries``)."""
         labels = np.asarray(labels, dtype=np.int64)
-        rng = np.random.default_rng(len(labels))
-        dim = gather(labels[:1]).shape[1]
-        base = faiss.IndexHNSWSQ(dim, CODES[settings.code_bits], settings.links_for(len(labels)),
-                                 faiss.METRIC_INNER_PRODUCT)
+        rng, dim = np.random.default_rng(len(labels)), gather(labels[:1]).shape[1]
+        links = settings.links_for(len(labels))
+        base = faiss.IndexHNSWSQ(dim, CODES[settings.code_bits], links, faiss.METRIC_INNER_PRODUCT)
         base.hnsw.efConstruction = settings.build_width(len(labels))
         index = faiss.IndexIDMap(base)
         sample = labels[np.sort(rng.choice(len(labels), min(len(labels), 65_536), replace=False))]
@@ -292,19 +290,12 @@ class HnswShard:
         return int(faiss.downcast_index(self.index.index).hnsw.nb_neighbors(1))
 
     def narrower_than(self, rows: int) -> bool:
-        """Whether growing this graph to ``rows`` should build it again whole: its rows were linked
-        narrower than a graph of ``rows`` is built (``build_width``), or it crosses ``wide_build_from``
-        with fewer links a node than a graph past it gets (``links_for``). A graph already past it with
-        fewer (saved by an older hippo) keeps growing as it is: a write after an upgrade is not made to
-        link 10M facts again; ``relinkable`` says it could be."""
-        s = self.settings
-        crossing = len(self) < s.wide_build_from <= rows
-        return self.linked < s.build_width(rows) or (crossing and self.links < s.links_for(rows))
+        """Whether growing this graph to ``rows`` builds it again whole (``AnnSettings.rebuilds``)."""
+        return self.settings.rebuilds(self.linked, self.links, len(self), rows)
 
     def relinkable(self) -> bool:
-        """Whether this graph holds fewer links a node, or rows linked narrower, than one of its size is
-        built with today (``VectorIndex.relink``)."""
-        return self.linked < self.settings.build_width(len(self)) or self.links < self.settings.links_for(len(self))
+        """Whether this graph is linked as one of its size is not built today (``VectorIndex.relink``)."""
+        return self.settings.rebuilds(self.linked, self.links, len(self), len(self), upgrade=True)
 
     def needs_rebuild(self) -> bool:
         return self._dead_count > self.settings.rebuild_dead * self.index.ntotal
