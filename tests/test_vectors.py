@@ -243,6 +243,22 @@ def test_a_search_for_the_best_one_walks_as_wide_as_finding_one_needs():
     assert searched(2)[1] == searched(2, shard.ef)[1]  # any other k: the top-10 width
 
 
+def test_when_a_graph_is_built_again_whole_is_one_rule_of_width_links_and_size():
+    """``AnnSettings.rebuilds`` (the defaults: built at 200 at every size, 16 links below 500k rows, 32 from
+    there): growing across 500k rebuilds a 16-link graph, growing below or past it does not, nor does a
+    graph that crossed with 32; rows linked narrower than the size's width always do; ``upgrade`` (a
+    relink) rebuilds an older hippo's 16-link graph past 500k without growth."""
+    s = AnnSettings()
+    assert (s.links_for(499_999), s.links_for(500_000), s.build_width(10), s.build_width(10**7)) == (16, 32, 200, 200)
+    assert s.rebuilds(200, 16, 499_000, 501_000)
+    assert not s.rebuilds(200, 16, 100_000, 499_999)
+    assert not s.rebuilds(200, 16, 600_000, 900_000)  # an older hippo's large graph grows as it is
+    assert s.rebuilds(200, 16, 600_000, 600_000, upgrade=True)
+    assert not s.rebuilds(200, 32, 499_000, 501_000) and not s.rebuilds(200, 32, 600_000, 600_000, upgrade=True)
+    assert s.rebuilds(100, 32, 600_000, 600_001)  # rows linked at 100 in a graph built at 200
+    assert not s.rebuilds(200, 16, 1_000, 1_000, upgrade=True)  # small graphs keep 16 links
+
+
 def test_a_large_graph_is_built_wider_and_a_graph_grown_large_links_its_new_rows_wider():
     """efConstruction is ``build_ef`` below ``wide_build_from`` rows and ``wide_build_ef`` from there, for a
     graph built whole and for the rows added once a graph has grown past it."""
