@@ -122,9 +122,9 @@ def build(size: int, store_dir: Path, hours: float | None = None) -> dict[str, A
 
 
 def relink(size: int, store_dir: Path) -> list[str]:
-    """Build again whole, and save, each graph of a built store linked narrower than a graph of its size
-    is linked today (a store built by an older hippo: stop 60 gave graphs past ``wide_build_from`` rows
-    ``wide_links`` links a node), as the store's next write would; the graphs built, as kind/shard."""
+    """Build again whole, and save, each graph of a built store linked as a graph of its size is not
+    linked today (a store built by an older hippo: stop 60 gave graphs past ``wide_build_from`` rows
+    ``wide_links`` links a node, and writes grow an older graph as it is); the graphs built, as kind/shard."""
     memory = _memory(store_dir / f"scale-{size}.db")
     try:
         state = memory.engine.state
@@ -494,8 +494,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--build-hours", type=float, help="start no chunk of a store's build after this long "
                         "(0: measure a partial store as it stands); a later run resumes it")
     parser.add_argument("--relink", action="store_true", help="first build again whole each graph of a built "
-                        "store linked narrower than today's settings link one of its size (a store built by an "
-                        "older hippo; its next write would)")
+                        "store linked as today's settings do not link one of its size (a store built by an "
+                        "older hippo, whose writes grow its graphs as they are)")
     parser.add_argument("--real", action="append", default=[], metavar="DATASET=STORE",
                         help="also measure a real tuning set's saved store (open, recall of its questions)")
     parser.add_argument("--measure-one", type=int, help=argparse.SUPPRESS)  # the child process
