@@ -122,16 +122,13 @@ def build(size: int, store_dir: Path, hours: float | None = None) -> dict[str, A
 
 
 def relink(size: int, store_dir: Path) -> list[str]:
-    """Build again whole, and save, each graph of a built store linked as a graph of its size is not
-    linked today (a store built by an older hippo: stop 60 gave graphs past ``wide_build_from`` rows
-    ``wide_links`` links a node, and writes grow an older graph as it is); the graphs built, as kind/shard."""
+    """``hippo relink`` on a built store (graphs an older hippo saved past ``wide_build_from`` rows with
+    fewer than ``wide_links`` links a node, which writes grow as they are); the graphs built, as kind/shard."""
+    from hippo.memory.relink import relink as relink_graphs
+
     memory = _memory(store_dir / f"scale-{size}.db")
     try:
-        state = memory.engine.state
-        done = [f"{kind}/{code}" for kind, index in state.vector_indexes() for code in index.relink()]
-        if done and memory.engine.cache is not None:
-            memory.engine.cache.save(state)  # closing saves a state only for a long journal or a calibration
-        return done
+        return [f"{g.kind}/{g.shard}" for g in relink_graphs(memory.engine).graphs]
     finally:
         memory.close()
 

@@ -87,6 +87,10 @@ class Settings(BaseSettings):
     vector_exact_max: int = Field(20_000, ge=1, description="a space's vectors searched exactly up to this many")
     vector_recall: float = Field(0.99, gt=0.0, le=1.0, description="recall@10 an approximate (HNSW) index is "
                                  "calibrated to when trained")
+    vector_wide_from: int = Field(500_000, ge=1, description="a vector graph of this many rows or more is built "
+                                  "with vector_wide_links links a node (an older one is linked so by hippo relink)")
+    vector_wide_links: int = Field(32, ge=4, le=128, description="HNSW links a node of a graph past vector_wide_from "
+                                   "rows (16 below; stop 60: the 1M facts' top 10 0.985 -> 0.988 at ef 432)")
     # 8 was for IVF-PQ's coarse codes; HNSW's 8-bit codes needed less: on 100k synthetic passages a k-200 search
     # kept 0.994 of the exact top 200 at 4 (2.2 ms) against 0.997 at 8 (4.2 ms). Its 4-bit codes too (stop 55): the
     # 100k store's questions' k-200 passage searches (at 2 x k) find 0.998 of the exact top 200, as with 8-bit.

@@ -1,5 +1,5 @@
 """The ``hippo`` command: index, recall, retrieve, remember, forget, restore, history, stats, reembed, compact,
-demo, doctor."""
+relink, demo, doctor."""
 
 from __future__ import annotations
 
@@ -293,6 +293,20 @@ def compact(store: StoreOption = None, as_json: JsonOption = False) -> None:
     try:
         with _progress() as progress:
             result = compact_url(store, progress=lambda done, total: progress("float16", done, total))
+    except HippoError as exc:
+        raise fail(str(exc)) from None
+    out.print_json(result.model_dump_json()) if as_json else out.print(result.summary(), highlight=False)
+
+
+@app.command()
+def relink(store: StoreOption = None, as_json: JsonOption = False) -> None:
+    """Link again whole the vector graphs an older hippo saved with fewer links than graphs of their size get
+    today (32 from 500k rows), and save them; nothing else changes. Stop servers on the store first."""
+    from hippo.memory.relink import relink_url
+
+    try:
+        with err.status("linking graphs again (about an hour for 10M rows)..."):
+            result = relink_url(store)
     except HippoError as exc:
         raise fail(str(exc)) from None
     out.print_json(result.model_dump_json()) if as_json else out.print(result.summary(), highlight=False)

@@ -20,6 +20,7 @@ process serving from the store builds no copy of the graph to write either.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,6 +38,7 @@ from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
 from hippo.memory.guard import StateGuard
 from hippo.memory.indexing import embed_missing, link_synonyms
 from hippo.memory.persist import DerivedCache, load_state
+from hippo.memory.relink import relinkable
 from hippo.memory.retry import WRITE_ATTEMPTS, WRITE_DEADLINE, write_attempts
 from hippo.memory.source import LocalSource, RecallSource
 from hippo.memory.state import DerivedState
@@ -47,6 +49,7 @@ from hippo.store import Store, WriteBatch
 from hippo.store.base import Spaces
 
 T = TypeVar("T")
+log = logging.getLogger("hippo.engine")
 RELOAD_RETRIES = 3  # derived-state reloads that may fail because other processes kept writing
 
 
@@ -81,6 +84,11 @@ class Engine:
         # store-side reads keep no state to save: a state some read builds there lives as long as the process
         self._cache = None if lazy else DerivedCache.for_store(store, settings, embedder.dim)
         self._state: DerivedState | None = None if lazy else load_state(store, settings, embedder.dim, self._cache)
+        if self._state is not None and (older := relinkable(self._state)):
+            log.warning("%s: %s linked with fewer links than hippo gives a graph that large: `hippo relink "
+                        "--store %s` links them again (about an hour a 10M-row graph; writes grow them as they "
+                        "are)", store.url, ", ".join(f"{kind}/{code} ({len(g):,} rows, {g.links} links)"
+                                                    for kind, code, g in older), store.url)
         self._encoder = BoundedEncoder(embedder.encode, settings.remember_embed_timeout)
         self._background = BackgroundEmbedder(self._embed_pending)
         # Records an earlier process wrote without a vector (its embedding timed out, or it died before
@@ -216,6 +224,26 @@ class Engine:
         elif self._cache is not None:
             self._cache.record(delta, state, self._guard.write)
         return revision
+
+    # -- maintenance -------------------------------------------------------------------
+
+    def relink(self) -> list[tuple[str, int]]:
+        """Build again whole each vector graph linked as hippo does not link one of its size today (an
+        older hippo's, ``VectorIndex.relink``), then save the state; the graphs built, as (kind, shard).
+        This process's writes and reads wait meanwhile (minutes a million rows)."""
+        if self.store_reads is not None:
+            raise StoreError("store-side reads (HIPPO_NEO4J_READ=store) keep no vector graph in the process: "
+                             "nothing to relink")
+        if self._cache is not None and not self._cache.owner:  # it could not save what it built
+            raise StoreError(f"another process keeps the saved derived state of {self.store.url} (a server?): "
+                             "stop it, then relink")
+        with self._lock:
+            state = self.state
+            with self._guard.write():
+                done = [(kind, code) for kind, index in state.vector_indexes() for code in index.relink()]
+            if done and self._cache is not None:
+                self._cache.save(state, self._guard.write)
+        return done
 
     # -- the background embedding ----------------------------------------------------
 

@@ -39,7 +39,8 @@ def ann_settings(settings: Settings, kind: VectorKind | None = None) -> AnnSetti
     """The search settings of one kind's vectors: entities are searched by a question's phrases,
     which noisy copies of held vectors stand for, so their ``ef`` is not fitted to blends too."""
     return AnnSettings(exact_max=settings.vector_exact_max, recall=settings.vector_recall,
-                       rerank=settings.vector_rerank, blends=kind != "entity")
+                       rerank=settings.vector_rerank, blends=kind != "entity",
+                       wide_build_from=settings.vector_wide_from, wide_links=settings.vector_wide_links)
 
 
 class FactEnds(Sequence[tuple[str, str, str]]):
