@@ -63,7 +63,7 @@ def test_relink_links_an_older_stores_large_graphs_again_and_saves_them(older_st
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert {(g["kind"], g["shard"]): (g["rows"], g["links_before"]) for g in result["graphs"]} == older
-    assert {g["links"] for g in result["graphs"]} == {32}
+    assert {g["links"] for g in result["graphs"]} == {32} and result["saved"]
 
     again = _hippo(SMALL, "relink", "--store", str(older_store))
     assert again.returncode == 0 and "nothing to relink" in again.stdout
@@ -83,5 +83,5 @@ def test_relink_of_a_store_linked_as_today_changes_nothing(tmp_path):
     saved = sorted(p.name for p in (tmp_path / "today.db.hippo").iterdir())
     done = _hippo(SMALL, "relink", "--store", str(store), "--json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["graphs"] == []
+    assert json.loads(done.stdout)["graphs"] == [] and not json.loads(done.stdout)["saved"]
     assert sorted(p.name for p in (tmp_path / "today.db.hippo").iterdir()) == saved  # no new snapshot

@@ -34,6 +34,7 @@ class RelinkedGraph(BaseModel):
 class RelinkResult(BaseModel):
     store: str
     graphs: list[RelinkedGraph]
+    saved: bool  # the state saved beside the store (not for ``:memory:`` or ``derived_cache=False``)
     seconds: float
 
     def summary(self) -> str:
@@ -41,7 +42,8 @@ class RelinkResult(BaseModel):
             return f"{self.store}: every vector graph is linked as hippo links one of its size: nothing to relink"
         built = "; ".join(f"{g.kind}/{g.shard}: {g.rows:,} rows, {g.links_before} -> {g.links} links"
                           for g in self.graphs)
-        return f"relinked {self.store} in {self.seconds:.1f}s: {built}; the derived state is saved"
+        kept = "the derived state is saved" if self.saved else "nothing saved: this store keeps no derived state"
+        return f"relinked {self.store} in {self.seconds:.1f}s: {built}; {kept}"
 
 
 def relinkable(state: DerivedState) -> list[tuple[str, int, HnswShard]]:
@@ -60,7 +62,8 @@ def relink(engine: Engine) -> RelinkResult:
         graph = indexes[kind].shards[code]
         graphs.append(RelinkedGraph(kind=kind, shard=code, rows=len(graph), links_before=before[kind, code],
                                     links=graph.links))
-    return RelinkResult(store=engine.store.url, graphs=graphs, seconds=round(time.perf_counter() - clock, 3))
+    return RelinkResult(store=engine.store.url, graphs=graphs, saved=bool(built) and engine.cache is not None,
+                        seconds=round(time.perf_counter() - clock, 3))
 
 
 def relink_url(url: str | None) -> RelinkResult:
