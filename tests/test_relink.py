@@ -15,7 +15,6 @@ import pytest
 
 from hippo import Memory, Settings
 from hippo.datasets import SAMPLE
-from hippo.memory.relink import relinkable
 from hippo.memory.shards import HnswShard
 
 # Small graphs standing in for large ones: exact search up to 30 rows a space, "wide" from 60.
@@ -49,8 +48,10 @@ def older_store(tmp_path) -> Path:
 def test_relink_links_an_older_stores_large_graphs_again_and_saves_them(older_store, caplog):
     with caplog.at_level(logging.WARNING, logger="hippo.engine"), Memory.open(str(older_store),
                                                                               settings=_settings()) as memory:
-        older = {(kind, code): (len(g), g.links) for kind, code, g in relinkable(memory.engine.state)}
-        small = {key: g.links for key, g in _graphs(memory).items() if len(g) < 60}
+        graphs = _graphs(memory)
+        older = {(kind, code): (len(graphs[kind, code]), graphs[kind, code].links)
+                 for kind, index in memory.engine.state.vector_indexes() for code in index.relinkable()}
+        small = {key: g.links for key, g in graphs.items() if len(g) < 60}
         before = [hit.id for hit in memory.recall(QUESTION, k=5).hits]
         # the store is opened and kept by this process: a relink elsewhere could not save, so it refuses
         held = _hippo(SMALL, "relink", "--store", str(older_store))
@@ -73,7 +74,7 @@ def test_relink_links_an_older_stores_large_graphs_again_and_saves_them(older_st
         graphs = _graphs(memory)
         assert {key: graphs[key].links for key in older} == dict.fromkeys(older, 32)
         assert {key: graphs[key].links for key in small} == small
-        assert relinkable(memory.engine.state) == []
+        assert [index.relinkable() for _, index in memory.engine.state.vector_indexes()] == [[], [], []]
         assert [hit.id for hit in memory.recall(QUESTION, k=5).hits] == before
 
 

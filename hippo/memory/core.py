@@ -38,7 +38,6 @@ from hippo.memory.embedding import BackgroundEmbedder, BoundedEncoder
 from hippo.memory.guard import StateGuard
 from hippo.memory.indexing import embed_missing, link_synonyms
 from hippo.memory.persist import DerivedCache, load_state
-from hippo.memory.relink import relinkable
 from hippo.memory.retry import WRITE_ATTEMPTS, WRITE_DEADLINE, write_attempts
 from hippo.memory.source import LocalSource, RecallSource
 from hippo.memory.state import DerivedState
@@ -84,11 +83,13 @@ class Engine:
         # store-side reads keep no state to save: a state some read builds there lives as long as the process
         self._cache = None if lazy else DerivedCache.for_store(store, settings, embedder.dim)
         self._state: DerivedState | None = None if lazy else load_state(store, settings, embedder.dim, self._cache)
-        if self._state is not None and (older := relinkable(self._state)):
+        if self._state is not None and (older := [f"{kind}/{code} ({len(index.shards[code]):,} rows, "
+                                                  f"{index.shards[code].links} links)"
+                                                  for kind, index in self._state.vector_indexes()
+                                                  for code in index.relinkable()]):
             log.warning("%s: %s linked with fewer links than hippo gives a graph that large: `hippo relink "
                         "--store %s` links them again (about an hour a 10M-row graph; writes grow them as they "
-                        "are)", store.url, ", ".join(f"{kind}/{code} ({len(g):,} rows, {g.links} links)"
-                                                    for kind, code, g in older), store.url)
+                        "are)", store.url, ", ".join(older), store.url)
         self._encoder = BoundedEncoder(embedder.encode, settings.remember_embed_timeout)
         self._background = BackgroundEmbedder(self._embed_pending)
         # Records an earlier process wrote without a vector (its embedding timed out, or it died before

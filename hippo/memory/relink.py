@@ -16,9 +16,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from hippo.memory.shards import HnswShard
-from hippo.memory.state import DerivedState
-
 if TYPE_CHECKING:
     from hippo.memory.core import Engine
 
@@ -46,15 +43,10 @@ class RelinkResult(BaseModel):
         return f"relinked {self.store} in {self.seconds:.1f}s: {built}; {kept}"
 
 
-def relinkable(state: DerivedState) -> list[tuple[str, int, HnswShard]]:
-    """The graphs ``relink`` builds again: (kind, shard code, the graph as it is)."""
-    return [(kind, code, shard) for kind, index in state.vector_indexes() for code, shard in index.shards.items()
-            if isinstance(shard, HnswShard) and shard.relinkable()]
-
-
 def relink(engine: Engine) -> RelinkResult:
     clock = time.perf_counter()
-    before = {(kind, code): shard.links for kind, code, shard in relinkable(engine.state)}
+    before = {(kind, code): index.shards[code].links for kind, index in engine.state.vector_indexes()
+              for code in index.relinkable()}
     built = engine.relink()
     indexes = dict(engine.state.vector_indexes())
     graphs = []

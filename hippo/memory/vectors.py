@@ -194,14 +194,16 @@ class VectorIndex:
         current.add(labels, vectors)
         self.calibrate([shard])
 
+    def relinkable(self) -> list[int]:
+        """The shards whose graph is linked as a graph of its size is not linked today (``HnswShard.relinkable``:
+        saved by an older hippo, which writes only grow)."""
+        return [code for code, shard in self.shards.items() if isinstance(shard, HnswShard) and shard.relinkable()]
+
     def relink(self) -> list[int]:
-        """Build again whole, now, each graph linked as a graph of its size is not linked today
-        (``HnswShard.relinkable``: saved by an older hippo, which writes only grow); the shards built."""
-        done = []
-        for code, current in list(self.shards.items()):
-            if isinstance(current, HnswShard) and current.relinkable():
-                self.shards[code] = HnswShard.built(current.labels(), self.vectors_of, self.settings)
-                done.append(code)
+        """Build again whole, now, each ``relinkable`` graph; the shards built."""
+        done = self.relinkable()
+        for code in done:
+            self.shards[code] = HnswShard.built(self.shards[code].labels(), self.vectors_of, self.settings)
         return done
 
     def calibrate(self, shards: Iterable[int] | None = None) -> list[int]:
