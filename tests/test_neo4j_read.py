@@ -233,6 +233,37 @@ def test_owners_found_by_node_id_read_the_edges_they_read_by_record_id(server: d
         store.close()
 
 
+def test_a_reader_of_everything_counts_mentions_by_the_entity_counters(server: dict[str, str]):
+    """Where nothing is hidden from the reader, an entity's visible passages are its ``mention_count``
+    (no passage's ``forgotten_at`` read, results/neo4j_profile-properties.md): the same counts and
+    first passages as looking at each passage; a reader of one space looks whatever it is told."""
+    store = Neo4jStore(server["uri"], server["user"], server["password"])
+    try:
+        graph = store.load_graph()
+        mentions: dict[str, set[str]] = {}
+        for pid, eid in graph.mentions:
+            mentions.setdefault(eid, set()).add(pid)
+        entities = sorted(mentions)
+        everyone, zed = store.reader(None), store.reader(frozenset({SMALL_SPACE}))
+        assert everyone.statistics().whole, "nothing of the module's store is forgotten yet"
+        counted = everyone.entity_counts(entities, everything=True)
+        assert counted == everyone.entity_counts(entities) == {e: len(p) for e, p in mentions.items()}
+        assert everyone.first_passages(entities, everything=True) == everyone.first_passages(entities)
+        assert zed.entity_counts(entities, everything=True) == zed.entity_counts(entities)
+        assert 0 < sum(zed.entity_counts(entities).values()) < sum(counted.values())
+        hub = max(entities, key=lambda e: len(mentions[e]))
+        with neo4j.GraphDatabase.driver(server["uri"], auth=(server["user"], server["password"])) as driver:
+            driver.execute_query("MATCH (e:Entity {id: $id}) SET e.mention_count = 999", id=hub)
+            try:  # the counter is what is read, and only for a reader of everything
+                assert everyone.entity_counts([hub], everything=True) == {hub: 999}
+                assert everyone.entity_counts([hub]) == {hub: len(mentions[hub])}
+            finally:
+                driver.execute_query("MATCH (e:Entity {id: $id}) SET e.mention_count = $n", id=hub,
+                                     n=len(mentions[hub]))
+    finally:
+        store.close()
+
+
 def test_reads_run_on_a_session_per_thread_and_a_read_after_close_is_a_store_error(server: dict[str, str]):
     """Each thread reads on a READ session of its own (a session is not thread-safe); closing the
     store closes them all, and a read after that is a ``StoreError``, never a driver exception."""

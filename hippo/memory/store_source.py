@@ -107,14 +107,14 @@ class StoreSource:
         return [names[n] for n in named[np.asarray(handles, dtype=np.int64)].tolist()]
 
     def _counts(self, nodes: np.ndarray) -> np.ndarray:
-        count, passage = self.table.count, self.table.passage
+        count, passage, ids = self.table.count, self.table.passage, self.table.ids
         missing = [h for h in nodes.tolist() if h not in count and not passage[h]]
         if missing:
             ask = sorted(set(missing) | {h for h in self._want_counts if h not in count})
             # an entity whose edges a recall of this reader fetched at this revision was counted then
             known = self._edges.passage_counts(self.table.named[np.array(ask, dtype=np.int64)]).tolist()
-            ids = self.table.ids
-            found = self.reader.entity_counts([ids[h] for h, c in zip(ask, known, strict=True) if c < 0])
+            unknown = [ids[h] for h, c in zip(ask, known, strict=True) if c < 0]
+            found = self.reader.entity_counts(unknown, everything=self._sees_everything)
             for h, c in zip(ask, known, strict=True):
                 count[h] = c if c >= 0 else found.get(ids[h], 0)
             self._want_counts.clear()
@@ -393,8 +393,8 @@ class StoreSource:
         return dict(zip(self.table.handles(list(found), True).tolist(), found.values(), strict=True))
 
     def entity_names(self, ids: list[str]) -> dict[str, str]:
-        return {eid: spelled_name(key, title, text)
-                for eid, (key, title, text) in self.reader.first_passages(list(dict.fromkeys(ids))).items()}
+        firsts = self.reader.first_passages(list(dict.fromkeys(ids)), everything=self._sees_everything)
+        return {eid: spelled_name(key, title, text) for eid, (key, title, text) in firsts.items()}
 
     def fact_texts(self, ids: list[str]) -> dict[str, str]:
         return {f.id: f.text for f in self.store.facts(ids)}

@@ -263,17 +263,21 @@ class Neo4jReader:
         return {r["id"]: (bool(r["passage"]), int(r["passages"]))
                 for r in self._read("read_nodes", "looking up nodes", ids=ids)}
 
-    def entity_counts(self, ids: list[str]) -> dict[str, int]:
+    def entity_counts(self, ids: list[str], *, everything: bool = False) -> dict[str, int]:
+        """entity id -> visible passages mentioning it. ``everything``: as for ``neighbours``."""
         if not ids:
             return {}
-        return {r["id"]: int(r["passages"]) for r in self._read("read_entity_counts", "counting mentions", ids=ids)}
+        return {r["id"]: int(r["passages"]) for r in self._read(
+            "read_entity_counts", "counting mentions", ids=ids, everything=everything and self.spaces is None)}
 
-    def first_passages(self, ids: list[str]) -> dict[str, tuple[str, str | None, str | None]]:
-        """entity id -> (key, title, text of the first visible passage mentioning it)."""
+    def first_passages(self, ids: list[str], *, everything: bool = False
+                       ) -> dict[str, tuple[str, str | None, str | None]]:
+        """entity id -> (key, title, text of the first visible passage mentioning it). ``everything``:
+        as for ``neighbours``."""
         if not ids:
             return {}
-        return {r["id"]: (r["key"] or "", r["title"], r["text"])
-                for r in self._read("read_entity_names", "reading entity names", ids=ids)}
+        return {r["id"]: (r["key"] or "", r["title"], r["text"]) for r in self._read(
+            "read_entity_names", "reading entity names", ids=ids, everything=everything and self.spaces is None)}
 
     def passage_facts(self, ids: list[str]) -> dict[str, list[list[str]]]:
         """Per passage, its facts in store order as [id, subject id, object id, passage id, text hash]."""
