@@ -306,7 +306,8 @@ def _rss_parts() -> dict[str, float]:
 def _shards(state: Any) -> dict[str, Any]:
     out = {}
     for kind, index in (("passage", state.passages), ("entity", state.entities), ("fact", state.facts)):
-        out[kind] = {str(code): {"kind": shard.kind, "rows": len(shard), "ef": getattr(shard, "ef", None),
+        out[kind] = {str(code): {"kind": shard.kind, "rows": len(shard), "graphs": len(getattr(shard, "graphs", [0])),
+                                 "ef": getattr(shard, "ef", None),
                                  "one_ef": getattr(shard, "one_ef", None), "near_ef": getattr(shard, "near_ef", None)}
                      for code, shard in index.shards.items()}
     return out
@@ -356,7 +357,7 @@ def ann_recall(state: Any, corpus: SyntheticCorpus, rng: np.random.Generator, qu
                 best = [_ten_best(np.concatenate([b, q @ part.T], axis=1)) for b, q in zip(best, sets, strict=True)]
             strict, within = _found(index, code, asked, best[0], 10, (1e-6, 1e-3))
             row = found[f"{kind}/{code}"] = {
-                "rows": len(labels), "ef": shard.ef, "recall": strict,
+                "rows": len(labels), "graphs": len(getattr(shard, "graphs", [shard])), "ef": shard.ef, "recall": strict,
                 "recall_at_use": _found(index, code, sets[-1], best[-1], wide[kind])[0], "k_at_use": wide[kind],
                 "queries_at_use": "phrases" if kind == "entity" else "questions", "recall_within_1e-3": within}
             if kind == "entity":  # recall links a phrase to its best one alone, a search walked at ``one_ef``
@@ -424,7 +425,8 @@ def _alone_cell(row: dict[str, Any]) -> str:
 
 
 def _ann_cell(shard: str, found: dict[str, Any]) -> str:
-    cell = f"{shard}" + (f" ef {found['ef']}" if "ef" in found else "") + f": {found['recall']:.3f}"
+    graphs = f" in {found['graphs']} graphs, the widest" if found.get("graphs", 1) > 1 else ""
+    cell = f"{shard}{graphs}" + (f" ef {found['ef']}" if "ef" in found else "") + f": {found['recall']:.3f}"
     if "recall_at_use" in found:
         cell += f" ({found['recall_at_use']:.3f} {found.get('queries_at_use', 'questions')} at k {found['k_at_use']})"
     if "recall_within_1e-3" in found:

@@ -91,6 +91,9 @@ class Settings(BaseSettings):
                                   "with vector_wide_links links a node (an older one is linked so by hippo relink)")
     vector_wide_links: int = Field(32, ge=4, le=128, description="HNSW links a node of a graph past vector_wide_from "
                                    "rows (16 below; stop 60: the 1M facts' top 10 0.985 -> 0.988 at ef 432)")
+    vector_graph_rows: int = Field(2_097_152, ge=64, description="rows one HNSW graph holds: a space's vectors "
+                                   "past it are held in several graphs, searched each and merged (one older graph "
+                                   "past it is split by hippo relink)")
     # 8 was for IVF-PQ's coarse codes; HNSW's 8-bit codes needed less: on 100k synthetic passages a k-200 search
     # kept 0.994 of the exact top 200 at 4 (2.2 ms) against 0.997 at 8 (4.2 ms). Its 4-bit codes too (stop 55): the
     # 100k store's questions' k-200 passage searches (at 2 x k) find 0.998 of the exact top 200, as with 8-bit.

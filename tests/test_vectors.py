@@ -12,8 +12,9 @@ from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticEx
 from hippo import Memory, Settings
 from hippo.memory.ann import AnnSettings
 from hippo.memory.calibration import calibration_queries
+from hippo.memory.flat import FlatShard
 from hippo.memory.pages import saved_rows
-from hippo.memory.shards import FlatShard, HnswShard
+from hippo.memory.shards import HnswShard
 from hippo.memory.vectors import VectorIndex, VectorStore
 from hippo.store import SQLiteStore
 

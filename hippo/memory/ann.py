@@ -47,6 +47,10 @@ class AnnSettings:
     # for 64 B a node more than 32 links cost); in the engine 0.982 -> 0.986 at its calibrated ef 432. At 1M
     # passages the 16-link graph of 10M facts plateaued at 0.951 by ef 1,024. +1.3 GB at 10M facts.
     wide_links: int = 32
+    # A shard past ``graph_rows`` rows is held as several graphs of at most that many (``hippo.memory.segments``):
+    # one 32-link graph of 1M synthetic fact vectors found 0.988 of its questions' top 10 at ef 432, one of 6.76M
+    # 0.971 at ef 972, where no wider walk gained more (stop 61).
+    graph_rows: int = 2_097_152
     min_ef: int = 128  # real MuSiQue phrases needed ~128 for recall@1 0.995 where noisy copies needed 40
     max_ef: int = 1_024
     # A walk 1.5x wider that finds less than this more of the true top 10 is not worth its cost: where

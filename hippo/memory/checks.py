@@ -35,6 +35,12 @@ def crc32(path: Path, size: int | None = None) -> int:
     return crc
 
 
+def fsync_file(path: Path) -> None:
+    """Make a written file's contents durable."""
+    with path.open("rb") as f:
+        os.fsync(f.fileno())
+
+
 def fsync_dir(path: Path) -> None:
     """Make the entries of a directory (files created, renamed into it) durable."""
     fd = os.open(path, os.O_RDONLY)

@@ -87,7 +87,8 @@ class Engine:
                                                   f"{index.shards[code].links} links)"
                                                   for kind, index in self._state.vector_indexes()
                                                   for code in index.relinkable()]):
-            log.warning("%s: %s linked with fewer links than hippo gives a graph that large: `hippo relink "
+            log.warning("%s: %s linked as hippo no longer links a graph that large (fewer links a node, or one "
+                        "graph past vector_graph_rows): `hippo relink "
                         "--store %s` links them again (about an hour a 10M-row graph; writes grow them as they "
                         "are)", store.url, ", ".join(older), store.url)
         self._encoder = BoundedEncoder(embedder.encode, settings.remember_embed_timeout)

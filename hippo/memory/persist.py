@@ -48,12 +48,14 @@ from hippo.config import Settings
 from hippo.errors import StoreError
 from hippo.graph.projection import GraphProjection
 from hippo.memory.calibration import CALIBRATION, outdated
-from hippo.memory.checks import Checks, Corrupt, fsync_dir
+from hippo.memory.checks import Checks, Corrupt, fsync_dir, fsync_file
 from hippo.memory.delta import KINDS, Delta
+from hippo.memory.flat import FlatShard
 from hippo.memory.home import kept_state_home, shape_key, state_home, store_id
 from hippo.memory.keywords import KeywordIndex
 from hippo.memory.pages import read_ahead, saved_rows
-from hippo.memory.shards import NEAR_FROM, FlatShard, HnswShard
+from hippo.memory.segments import graphs_of, joined
+from hippo.memory.shards import NEAR_FROM, HnswShard
 from hippo.memory.state import DerivedState, ann_settings
 from hippo.memory.titles import TitleIndex
 from hippo.memory.vectors import VectorIndex, VectorStore
@@ -213,15 +215,17 @@ class DerivedCache:
             slots = np.full(int(own["label_of"].max()) + 1 if len(own["label_of"]) else 0, -1, dtype=np.int64)
             slots[own["label_of"]] = np.arange(len(own["label_of"]))
             index.slot_of = Column(np.int64, slots)
+            graphs = {}  # by key: a shard's code, or ``code.n`` for its graph n past the first (``graphs_of``)
             for code, kind_of_shard in saved["shards"].items():
                 if kind_of_shard == "flat":
                     index.shards[int(code)] = FlatShard.from_arrays(dim, arrays(f"shard-{kind}-{code}"))
                 else:
                     dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
                     ef, near_ef, calibrated = (ann.min_ef, NEAR_FROM, 0) if recalibrate else (*saved["ef"][code], 0)[:3]
-                    index.shards[int(code)] = HnswShard.mapped_from(  # ``linked``, ``one_ef``: not in older states
+                    graphs[code] = HnswShard.mapped_from(  # ``linked``, ``one_ef``: not in older states
                         str(gen / f"shard-{kind}-{code}.faiss"), ann, ef, near_ef, calibrated, dead=dead,
                         linked=saved.get("linked", {}).get(code), one_ef=saved.get("one_ef", {}).get(code))
+            index.shards.update(joined(graphs, ann))
             if recalibrate and index.calibrate():
                 log.info("derived state in %s: %s graphs calibrated again (saved under calibration %s)",
                          self.directory, kind, manifest.get("calibration", 1))
@@ -245,12 +249,9 @@ class DerivedCache:
                 head = f.read(RECORD.size)
                 if len(head) < RECORD.size:
                     break
-                magic, size, crc = RECORD.unpack(head)
-                if magic != MAGIC or size > total - good - RECORD.size:  # torn: never trust its length
-                    log.warning("journal %s: torn record at byte %d dropped", path, good)
-                    break
-                payload = f.read(size)
-                if len(payload) < size or zlib.crc32(payload) != crc:
+                magic, size, crc = RECORD.unpack(head)  # a torn record's length is not trusted: nothing read
+                payload = f.read(size) if magic == MAGIC and size <= total - good - RECORD.size else None
+                if payload is None or len(payload) < size or zlib.crc32(payload) != crc:
                     log.warning("journal %s: torn record at byte %d dropped", path, good)
                     break
                 delta = Delta.from_bytes(payload)
@@ -321,22 +322,22 @@ class DerivedCache:
                 checks.written(entry["file"], self.directory / entry["file"], files[entry["file"]])
             entry["shards"], entry["ef"], entry["linked"], entry["one_ef"] = {}, {}, {}, {}
             for code, shard in index.shards.items():
-                entry["shards"][str(code)] = shard.kind
                 if isinstance(shard, FlatShard):
+                    entry["shards"][str(code)] = shard.kind
                     for name, values in shard.arrays().items():
                         put(f"shard-{kind}-{code}.{name}", values)
-                else:
-                    path = gen / f"shard-{kind}-{code}.faiss"
-                    faiss.write_index(shard.index, str(path))
+                    continue
+                for key, graph in graphs_of(code, shard):
+                    entry["shards"][key] = graph.kind
+                    path = gen / f"shard-{kind}-{key}.faiss"
+                    faiss.write_index(graph.index, str(path))
                     files[f"{gen_name}/{path.name}"] = checks.written(f"{gen_name}/{path.name}", path)
-                    put(f"shard-{kind}-{code}.dead", shard.dead_labels())
-                    entry["ef"][str(code)] = [shard.ef, shard.near_ef, shard.calibrated]
-                    entry["linked"][str(code)] = shard.linked
-                    entry["one_ef"][str(code)] = shard.one_ef
+                    put(f"shard-{kind}-{key}.dead", graph.dead_labels())
+                    entry["ef"][key], entry["linked"][key], entry["one_ef"][key] = \
+                        [graph.ef, graph.near_ef, graph.calibrated], graph.linked, graph.one_ef
             vectors[kind] = entry
         for path in gen.iterdir():
-            with path.open("rb") as f:
-                os.fsync(f.fileno())
+            fsync_file(path)
         fsync_dir(gen)
         manifest = {
             "format": FORMAT, "store_id": self.identity, "shape": self.shape, "revision": state.revision,
@@ -346,8 +347,7 @@ class DerivedCache:
         }
         temporary = self.directory / "MANIFEST.json.tmp"
         temporary.write_text(json.dumps(manifest), encoding="utf-8")
-        with temporary.open("rb") as f:
-            os.fsync(f.fileno())
+        fsync_file(temporary)
         os.replace(temporary, self.directory / "MANIFEST.json")
         fsync_dir(self.directory)
         checks.keep_only(set(files))

@@ -7,6 +7,8 @@ one at ef 432 with 16 links and 0.988 with 32 (``results/ann_codes-links-stop60.
 hippo saved past that size keeps its 16 links as writes grow it (``AnnSettings.rebuilds``): linking 10M
 facts again takes about an hour on 2 cores (1M took 342 s), more than any write should wait. This does
 it when asked, with writes and reads of this process waiting, then saves the state for every later open.
+Likewise one graph past ``vector_graph_rows`` (2M; an older hippo's) is split into graphs of at most that
+many (``hippo.memory.segments``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ class RelinkedGraph(BaseModel):
     shard: int  # the space's shard code
     rows: int
     links_before: int
-    links: int
+    links: int  # the fewest of its graphs'
+    graphs: int = 1  # graphs the shard is held in now
 
 
 class RelinkResult(BaseModel):
@@ -38,6 +41,7 @@ class RelinkResult(BaseModel):
         if not self.graphs:
             return f"{self.store}: every vector graph is linked as hippo links one of its size: nothing to relink"
         built = "; ".join(f"{g.kind}/{g.shard}: {g.rows:,} rows, {g.links_before} -> {g.links} links"
+                          + (f" in {g.graphs} graphs" if g.graphs > 1 else "")
                           for g in self.graphs)
         kept = "the derived state is saved" if self.saved else "nothing saved: this store keeps no derived state"
         return f"relinked {self.store} in {self.seconds:.1f}s: {built}; {kept}"
@@ -53,7 +57,7 @@ def relink(engine: Engine) -> RelinkResult:
     for kind, code in built:
         graph = indexes[kind].shards[code]
         graphs.append(RelinkedGraph(kind=kind, shard=code, rows=len(graph), links_before=before[kind, code],
-                                    links=graph.links))
+                                    links=graph.links, graphs=len(getattr(graph, "graphs", [graph]))))
     return RelinkResult(store=engine.store.url, graphs=graphs, saved=bool(built) and engine.cache is not None,
                         seconds=round(time.perf_counter() - clock, 3))
 

@@ -4,8 +4,8 @@ A shard holds the records a reader of its space may find: a forgotten record
 leaves it (and comes back on restore), so a search never filters a shortlist
 afterwards and a small space in a huge store still returns its true top k.
 
-- ``FlatShard``: a float32 matrix, scored exactly (what faiss' ``IndexFlatIP``
-  does), up to ``AnnSettings.exact_max`` rows.
+- ``FlatShard`` (``hippo.memory.flat``): a float32 matrix, scored exactly, up to
+  ``AnnSettings.exact_max`` rows.
 - ``HnswShard``: faiss ``IndexHNSWSQ`` (``code_bits`` codes, ``links`` per node, inner
   product) under an ``IndexIDMap`` (labels = the records' rows). A search walks
   the graph with ``ef`` candidates and the ``rerank_margin`` + ``rerank`` x k best
@@ -25,6 +25,7 @@ afterwards and a small space in a huge store still returns its true top k.
   a removed record is skipped inside the search (a faiss ID selector, so the k returned are k live
   ones), and the graph is rebuilt when a quarter is dead, and whole once as it grows past
   ``wide_build_from`` (``AnnSettings.rebuilds``: wider, ``wide_links`` links a node).
+- ``SegmentedShard`` (``hippo.memory.segments``): past ``AnnSettings.graph_rows``, several such graphs.
 
 IVF (PQ or SQ codes) was measured first and dropped: on MiniLM vectors (MuSiQue's 21k entities)
 recall@10 0.98 needed every list probed (a scan).
@@ -43,6 +44,7 @@ from threadpoolctl import ThreadpoolController
 from hippo.columns import Column
 from hippo.memory.ann import AnnSettings, Gather
 from hippo.memory.calibration import best_ten, calibration_queries, found_share, narrowest_width
+from hippo.memory.flat import top_k
 
 # faiss' OpenMP team, like igraph's, spins against the other busy core: on 2 shared cores
 # building an index took 62 s with two threads and 15 s with one (21k vectors, load ~20).
@@ -90,88 +92,6 @@ def _identity(path: str) -> tuple[int, int, int, int]:
     return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def _top(scores: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k best (scores, labels) of one query, best first; ties by label."""
-    if len(scores) > k:
-        head = np.argpartition(-scores, k - 1)[:k]
-        scores, labels = scores[head], labels[head]
-    order = np.lexsort((labels, -scores))
-    return scores[order], labels[order]
-
-
-class FlatShard:
-    kind = "flat"
-
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
-        self.labels = Column(np.int64)
-        self._matrix = np.zeros((16, dim), dtype=np.float32)
-        self._position: dict[int, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-    @property
-    def matrix(self) -> np.ndarray:
-        return self._matrix[: len(self.labels)]
-
-    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
-        fresh = [i for i, label in enumerate(labels.tolist()) if label not in self._position]
-        if not fresh:
-            return
-        labels, vectors = labels[fresh], vectors[fresh]
-        n = len(self.labels)
-        if n + len(labels) > len(self._matrix):
-            grown = np.zeros((max(n + len(labels), 2 * len(self._matrix)), self.dim), dtype=np.float32)
-            grown[:n] = self._matrix[:n]
-            self._matrix = grown
-        self._matrix[n : n + len(labels)] = vectors
-        self.labels.append(labels)
-        self._position.update((label, n + i) for i, label in enumerate(labels.tolist()))
-
-    def positions(self, labels: np.ndarray) -> np.ndarray:
-        """Each label's row of ``matrix`` (-1 where not held)."""
-        get = self._position.get
-        return np.fromiter((get(label, -1) for label in labels.tolist()), dtype=np.int64, count=len(labels))
-
-    def remove(self, labels: np.ndarray) -> None:
-        for label in labels.tolist():
-            at = self._position.pop(label, None)
-            if at is None:
-                continue
-            last = len(self.labels) - 1
-            if at != last:  # the last row takes the hole
-                moved = int(self.labels[last])
-                self._matrix[at] = self._matrix[last]
-                self.labels[at] = moved
-                self._position[moved] = at
-            self.labels.truncate(last)
-
-    def search(self, queries: np.ndarray, k: int, gather: Gather, near: bool = False
-               ) -> list[tuple[np.ndarray, np.ndarray]]:
-        if not len(self.labels):
-            return [(np.zeros(0, np.float32), np.zeros(0, np.int64)) for _ in queries]
-        scores = self.matrix @ queries.T  # rows x queries
-        labels = self.labels.values
-        return [_top(scores[:, j], labels, k) for j in range(len(queries))]
-
-    def top_and_lowest(self, query: np.ndarray, k: int, gather: Gather) -> tuple[np.ndarray, np.ndarray, float]:
-        """The k best of one query, and the lowest score of all, from one product."""
-        if not len(self.labels):
-            return np.zeros(0, np.float32), np.zeros(0, np.int64), np.inf
-        scores = self.matrix @ query
-        return (*_top(scores, self.labels.values, k), float(scores.min()))
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        return {"labels": self.labels.values, "matrix": self.matrix}
-
-    @classmethod
-    def from_arrays(cls, dim: int, arrays: dict[str, np.ndarray]) -> FlatShard:
-        shard = cls(dim)
-        shard.add(np.asarray(arrays["labels"], dtype=np.int64), np.asarray(arrays["matrix"], dtype=np.float32))
-        return shard
-
-
 class HnswShard:
     kind = "hnsw"
 
@@ -202,16 +122,18 @@ class HnswShard:
         self._source: tuple[str, tuple[int, int, int, int]] | None = None  # a mapped graph's file, and which
 
     @classmethod
-    def built(cls, labels: np.ndarray, gather: Gather, settings: AnnSettings) -> HnswShard:
+    def built(cls, labels: np.ndarray, gather: Gather, settings: AnnSettings, rows: int | None = None,
+              trained_on: np.ndarray | None = None) -> HnswShard:
         """A graph of these labels' vectors (gathered in chunks: a shard may not fit in memory as
-        float32), with ``ef`` calibrated (``calibration_queries``)."""
+        float32), linked as a graph of ``rows`` (default: as many as the labels), its codes' ranges
+        drawn from ``trained_on`` (default: the labels), with ``ef`` calibrated (``calibration_queries``)."""
         labels = np.asarray(labels, dtype=np.int64)
-        rng, dim = np.random.default_rng(len(labels)), gather(labels[:1]).shape[1]
-        links = settings.links_for(len(labels))
-        base = faiss.IndexHNSWSQ(dim, CODES[settings.code_bits], links, faiss.METRIC_INNER_PRODUCT)
-        base.hnsw.efConstruction = settings.build_width(len(labels))
+        rng, dim, rows = np.random.default_rng(len(labels)), gather(labels[:1]).shape[1], rows or len(labels)
+        base = faiss.IndexHNSWSQ(dim, CODES[settings.code_bits], settings.links_for(rows), faiss.METRIC_INNER_PRODUCT)
+        base.hnsw.efConstruction = settings.build_width(rows)
         index = faiss.IndexIDMap(base)
-        sample = labels[np.sort(rng.choice(len(labels), min(len(labels), 65_536), replace=False))]
+        pool = labels if trained_on is None else np.asarray(trained_on, dtype=np.int64)
+        sample = pool[np.sort(rng.choice(len(pool), min(len(pool), 65_536), replace=False))]
         index.train(np.ascontiguousarray(gather(sample), dtype=np.float32))  # the codes' ranges
         parts = calibration_queries(labels, gather, settings, rng)
         queries = np.concatenate(parts)
@@ -275,6 +197,13 @@ class HnswShard:
 
     def __len__(self) -> int:
         return int(self.index.ntotal) - self._dead_count
+
+    def holds(self, labels: np.ndarray) -> np.ndarray:
+        """Per label, whether it is in this graph (live or removed)."""
+        held = np.zeros(len(labels), dtype=bool)
+        inside = labels < len(self._held)
+        held[inside] = self._held[labels[inside]]
+        return held
 
     def labels(self) -> np.ndarray:
         """Every live label held (O(rows))."""
@@ -388,7 +317,7 @@ class HnswShard:
         for j, row in enumerate(found):
             labels = row[row >= 0]
             exact = gather(labels) @ queries[j] if len(labels) else np.zeros(0, np.float32)
-            out.append(_top(exact.astype(np.float32), labels, k))
+            out.append(top_k(exact.astype(np.float32), labels, k))
         return out
 
     def top_and_lowest(self, query: np.ndarray, k: int, gather: Gather) -> tuple[np.ndarray, np.ndarray, float]:

@@ -40,7 +40,8 @@ def ann_settings(settings: Settings, kind: VectorKind | None = None) -> AnnSetti
     which noisy copies of held vectors stand for, so their ``ef`` is not fitted to blends too."""
     return AnnSettings(exact_max=settings.vector_exact_max, recall=settings.vector_recall,
                        rerank=settings.vector_rerank, blends=kind != "entity",
-                       wide_build_from=settings.vector_wide_from, wide_links=settings.vector_wide_links)
+                       wide_build_from=settings.vector_wide_from, wide_links=settings.vector_wide_links,
+                       graph_rows=settings.vector_graph_rows)
 
 
 class FactEnds(Sequence[tuple[str, str, str]]):

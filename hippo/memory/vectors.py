@@ -22,8 +22,10 @@ import numpy as np
 
 from hippo.columns import Column
 from hippo.memory.ann import AnnSettings
+from hippo.memory.flat import FlatShard
 from hippo.memory.pages import FileRows
-from hippo.memory.shards import FlatShard, HnswShard
+from hippo.memory.segments import SegmentedShard, graph_of, graphs_of, merged
+from hippo.memory.shards import HnswShard
 
 HALF_FROM = 262_144  # rows after which a kind's vectors are kept as float16
 FLAT_LOOKUPS = 4  # flat shards a label is looked up in before its row is read from the store instead
@@ -95,7 +97,7 @@ class VectorIndex:
         self.keys = Column(np.uint64)  # per slot: the record's text hash (same text, same key)
         self.label_of = Column(np.int64)  # per slot
         self.slot_of = Column(np.int64)  # per label: its slot, or -1
-        self.shards: dict[int, FlatShard | HnswShard] = {}
+        self.shards: dict[int, FlatShard | HnswShard | SegmentedShard] = {}
 
     def __len__(self) -> int:
         return len(self.label_of)
@@ -181,13 +183,19 @@ class VectorIndex:
         if flat and (len(current) if current is not None else 0) + len(labels) > self.settings.exact_max:
             if current is not None:  # grown past exact: a graph of everything it holds
                 labels = np.concatenate([current.labels.values, labels])
-            self.shards[shard] = HnswShard.built(np.unique(labels), self.vectors_of, self.settings)
+            self.shards[shard] = graph_of(np.unique(labels), self.vectors_of, self.settings)
+            return
+        if isinstance(current, HnswShard) and current.index.ntotal + len(labels) > self.settings.graph_rows:
+            current = self.shards[shard] = SegmentedShard([current], self.settings)  # full: the next graph
+        if isinstance(current, SegmentedShard):
+            current.add(labels, vectors, self.vectors_of)
+            self.calibrate([shard])
             return
         if isinstance(current, HnswShard) and current.narrower_than(len(current) + len(labels)):
             # grown past ``wide_build_from``: linked again whole, once, as a graph built at that size
             # would be (its first rows linked narrow made 1M facts walk at ef 972, not 288)
             labels = np.unique(np.concatenate([current.labels(), labels]))
-            self.shards[shard] = HnswShard.built(labels, self.vectors_of, self.settings)
+            self.shards[shard] = graph_of(labels, self.vectors_of, self.settings)
             return
         if current is None:
             current = self.shards[shard] = FlatShard(self.dim)
@@ -195,15 +203,16 @@ class VectorIndex:
         self.calibrate([shard])
 
     def relinkable(self) -> list[int]:
-        """The shards whose graph is linked as a graph of its size is not linked today (``HnswShard.relinkable``:
-        saved by an older hippo, which writes only grow)."""
-        return [code for code, shard in self.shards.items() if isinstance(shard, HnswShard) and shard.relinkable()]
+        """The shards whose graphs are linked as graphs of their size are not linked today (``HnswShard.relinkable``),
+        or held in one graph past ``graph_rows``: saved by an older hippo, which writes only grow."""
+        return [code for code, shard in self.shards.items() if isinstance(shard, HnswShard | SegmentedShard)
+                and (shard.relinkable() or isinstance(shard, HnswShard) and len(shard) > self.settings.graph_rows)]
 
     def relink(self) -> list[int]:
         """Build again whole, now, each ``relinkable`` graph; the shards built."""
         done = self.relinkable()
         for code in done:
-            self.shards[code] = HnswShard.built(self.shards[code].labels(), self.vectors_of, self.settings)
+            self.shards[code] = graph_of(self.shards[code].labels(), self.vectors_of, self.settings)
         return done
 
     def calibrate(self, shards: Iterable[int] | None = None) -> list[int]:
@@ -212,21 +221,24 @@ class VectorIndex:
         done = []
         for code in self.shards if shards is None else shards:
             current = self.shards.get(code)
-            if isinstance(current, HnswShard) and current.needs_calibration():
+            if isinstance(current, HnswShard | SegmentedShard) and current.needs_calibration():
                 current.recalibrated(self.vectors_of)
                 done.append(code)
         return done
 
     def calibrations(self) -> dict[str, int]:
-        """Per graph shard (its code as a string, as saved), the rows it was last calibrated at."""
-        return {str(code): shard.calibrated for code, shard in self.shards.items() if isinstance(shard, HnswShard)}
+        """Per graph (its key as saved, ``segments.graphs_of``), the rows it was last calibrated at."""
+        return {key: graph.calibrated for code, shard in self.shards.items() if not isinstance(shard, FlatShard)
+                for key, graph in graphs_of(code, shard)}
 
     def exclude(self, shard: int, labels: np.ndarray) -> None:
         current = self.shards.get(shard)
         if current is None or not len(labels):
             return
         current.remove(np.asarray(labels, dtype=np.int64))
-        if isinstance(current, HnswShard) and current.needs_rebuild():  # a quarter dead: amortized O(1)
+        if isinstance(current, SegmentedShard) and current.needs_rebuild():
+            current.rebuilt(self.vectors_of)
+        elif isinstance(current, HnswShard) and current.needs_rebuild():  # a quarter dead: amortized O(1)
             self.shards[shard] = HnswShard.built(current.labels(), self.vectors_of, self.settings)
 
     def search(self, queries: np.ndarray, k: int, shards: Iterable[int] | None = None, *,
@@ -237,18 +249,7 @@ class VectorIndex:
         chosen = [self.shards[c] for c in (self.shards if shards is None else shards) if c in self.shards]
         if k <= 0 or not chosen:
             return [(np.zeros(0, np.float32), np.zeros(0, np.int64)) for _ in queries]
-        found = [shard.search(queries, k, self.vectors_of, near=near) for shard in chosen]
-        if len(found) == 1:
-            return found[0]
-        merged = []
-        for j in range(len(queries)):
-            scores = np.concatenate([part[j][0] for part in found])
-            labels = np.concatenate([part[j][1] for part in found])
-            labels, first = np.unique(labels, return_index=True)  # an entity may be in several shards
-            scores = scores[first]
-            order = np.lexsort((labels, -scores))[:k]
-            merged.append((scores[order], labels[order]))
-        return merged
+        return merged([shard.search(queries, k, self.vectors_of, near=near) for shard in chosen], k)
 
     def top_and_lowest(self, query: np.ndarray, k: int, shards: Iterable[int] | None = None
                        ) -> tuple[np.ndarray, np.ndarray, float]:
@@ -259,14 +260,8 @@ class VectorIndex:
         if k <= 0 or not chosen:
             return np.zeros(0, np.float32), np.zeros(0, np.int64), 0.0
         found = [shard.top_and_lowest(query, k, self.vectors_of) for shard in chosen]
-        low = min(part[2] for part in found)
-        if len(found) == 1:
-            return found[0][0], found[0][1], low
-        scores = np.concatenate([part[0] for part in found])
-        labels = np.concatenate([part[1] for part in found])
-        labels, first = np.unique(labels, return_index=True)
-        order = np.lexsort((labels, -scores[first]))[:k]
-        return scores[first][order], labels[order], low
+        (scores, labels), = merged([[(part[0], part[1])] for part in found], k)
+        return scores, labels, min(part[2] for part in found)
 
     def shard_sizes(self) -> dict[int, tuple[str, int]]:
         return {code: (shard.kind, len(shard)) for code, shard in self.shards.items()}
