@@ -94,6 +94,17 @@ def test_a_forgotten_record_leaves_its_graph_and_comes_back_to_it(grown):
     assert _recall(index, vectors, live, rng) >= 0.98
 
 
+def test_a_shard_whose_every_record_is_forgotten_holds_no_graph_and_grows_again(grown):
+    index, vectors, _ = grown
+    index.exclude(0, np.arange(5_000))
+    assert index.shards[0].graphs == [] and index.search(vectors[:2], 10, [0])[0][1].tolist() == []
+    assert index.top_and_lowest(vectors[0], 10, [0])[1].tolist() == []
+    index.include(0, np.arange(100, 2_000))  # restored: graphs built again of the vectors kept by slot
+    assert [graph.index.ntotal for graph in index.shards[0].graphs] == [1_500, 400]
+    (_, labels), = index.search(vectors[1_234][None, :], 1, [0])
+    assert labels.tolist() == [1_234]
+
+
 CORPUS = SyntheticCorpus(300)
 QUESTIONS = [CORPUS.query(i) for i in (5, 77, 160, 299)]
 

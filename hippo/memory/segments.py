@@ -102,7 +102,7 @@ class SegmentedShard:
         return any(graph.needs_rebuild() for graph in self.graphs)
 
     def rebuilt(self, gather: Gather) -> SegmentedShard:
-        """Each graph a quarter dead built again of its live rows (one left without any dropped)."""
+        """Each graph a quarter dead built again of its live rows (dropped when none is left)."""
         kept = []
         for graph in self.graphs:
             if graph.needs_rebuild():
@@ -148,9 +148,11 @@ class SegmentedShard:
         return merged([graph.search(queries, k, gather, ef=ef, near=near) for graph in self.graphs], k)
 
     def top_and_lowest(self, query: np.ndarray, k: int, gather: Gather) -> tuple[np.ndarray, np.ndarray, float]:
+        if not self.graphs:
+            return np.zeros(0, np.float32), np.zeros(0, np.int64), np.inf
         found = [graph.top_and_lowest(query, k, gather) for graph in self.graphs]
         (scores, labels), = merged([[(part[0], part[1])] for part in found], k)
-        return scores, labels, min((part[2] for part in found), default=0.0)
+        return scores, labels, min(part[2] for part in found)
 
 
 def graphs_of(code: int, shard: HnswShard | SegmentedShard) -> Iterator[tuple[str, HnswShard]]:
