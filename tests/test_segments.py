@@ -32,17 +32,22 @@ def _recall(index: VectorIndex, vectors: np.ndarray, live: np.ndarray, rng: np.r
     return float(np.mean([len(set(f[1].tolist()) & set(e.tolist())) / 10 for f, e in zip(found, exact, strict=True)]))
 
 
+def _index(rng: np.random.Generator, rows: int, batch: int) -> tuple[VectorIndex, np.ndarray]:
+    """A space's ``rows`` vectors written ``batch`` at a time."""
+    vectors = _clustered(rng, rows)
+    index = VectorIndex(DIM, AnnSettings(exact_max=500, graph_rows=ROWS))
+    labels = np.arange(rows)
+    index.add(labels, labels.astype(np.uint64), vectors)
+    for start in range(0, rows, batch):
+        index.include(0, labels[start : start + batch])
+    return index, vectors
+
+
 @pytest.fixture()
 def grown():
-    """A space's 5,000 vectors written 400 at a time: the graph fills, then the next one starts."""
+    """5,000 vectors written 400 at a time: the graph fills, then the next one starts."""
     rng = np.random.default_rng(11)
-    vectors = _clustered(rng, 5_000)
-    index = VectorIndex(DIM, AnnSettings(exact_max=500, graph_rows=ROWS))
-    labels = np.arange(len(vectors))
-    index.add(labels, labels.astype(np.uint64), vectors)
-    for start in range(0, len(labels), 400):
-        index.include(0, labels[start : start + 400])
-    return index, vectors, rng
+    return (*_index(rng, 5_000, 400), rng)
 
 
 def test_a_shard_grown_past_graph_rows_fills_graphs_one_after_another_and_finds_its_top_10(grown):
@@ -63,15 +68,11 @@ def test_a_shard_grown_past_graph_rows_fills_graphs_one_after_another_and_finds_
 
 def test_one_large_write_is_split_into_graphs_of_about_equal_rows():
     rng = np.random.default_rng(3)
-    vectors = _clustered(rng, 4_000)
-    index = VectorIndex(DIM, AnnSettings(exact_max=500, graph_rows=ROWS))
-    labels = np.arange(len(vectors))
-    index.add(labels, labels.astype(np.uint64), vectors)
-    index.include(0, labels)
+    index, vectors = _index(rng, 4_000, 4_000)
     shard = index.shards[0]
     assert isinstance(shard, SegmentedShard)
     assert [graph.index.ntotal for graph in shard.graphs] == [1_334, 1_333, 1_333]
-    assert _recall(index, vectors, labels, rng) >= 0.98
+    assert _recall(index, vectors, np.arange(4_000), rng) >= 0.98
 
 
 def test_a_forgotten_record_leaves_its_graph_and_comes_back_to_it(grown):

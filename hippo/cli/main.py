@@ -301,7 +301,8 @@ def compact(store: StoreOption = None, as_json: JsonOption = False) -> None:
 @app.command()
 def relink(store: StoreOption = None, as_json: JsonOption = False) -> None:
     """Link again whole the vector graphs an older hippo saved with fewer links than graphs of their size get
-    today (32 from 500k rows), and save them; nothing else changes. Stop servers on the store first."""
+    today (32 from 500k rows), or as one graph past vector_graph_rows (2M: split into several), and save
+    them; nothing else changes. Stop servers on the store first."""
     from hippo.memory.relink import relink_url
 
     try:
