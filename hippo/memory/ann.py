@@ -48,8 +48,9 @@ class AnnSettings:
     # passages the 16-link graph of 10M facts plateaued at 0.951 by ef 1,024. +1.3 GB at 10M facts.
     wide_links: int = 32
     # A shard past ``graph_rows`` rows is held as several graphs of at most that many (``hippo.memory.segments``):
-    # one 32-link graph of 1M synthetic fact vectors found 0.988 of its questions' top 10 at ef 432, one of 6.76M
-    # 0.971 at ef 972, where no wider walk gained more (stop 61).
+    # one 32-link graph of 1M synthetic fact vectors found 0.988 of its questions' top 10 at ef 432 (stop 60), one of
+    # 6.76M 0.971 at ef 972, where no wider walk gained more (stop 61); the 100k store's 1M facts in two graphs found
+    # 0.985 where one found 0.979, for 0.3-2.1 ms more a recall (stop 62, ``results/scale-stop62-graphs.md``).
     graph_rows: int = 2_097_152
     min_ef: int = 128  # real MuSiQue phrases needed ~128 for recall@1 0.995 where noisy copies needed 40
     max_ef: int = 1_024
