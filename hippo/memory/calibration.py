@@ -16,7 +16,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from hippo.memory.ann import AnnSettings, Gather
-    from hippo.memory.vectors import Results
+    from hippo.memory.segments import Results
 
 CALIBRATION = 4  # how ``ef`` is calibrated (2: blends too; 3: the width for the best one too; 4: with a search's
 # shortlist widened by ``rerank_margin``); a graph saved under another is calibrated again

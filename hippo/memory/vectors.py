@@ -24,12 +24,11 @@ from hippo.columns import Column
 from hippo.memory.ann import AnnSettings
 from hippo.memory.flat import FlatShard
 from hippo.memory.pages import FileRows
-from hippo.memory.segments import SegmentedShard, graph_of, graphs_of, merged
+from hippo.memory.segments import Results, SegmentedShard, graph_of, graphs_of, merged
 from hippo.memory.shards import HnswShard
 
 HALF_FROM = 262_144  # rows after which a kind's vectors are kept as float16
 FLAT_LOOKUPS = 4  # flat shards a label is looked up in before its row is read from the store instead
-Results = list[tuple[np.ndarray, np.ndarray]]  # per query: (scores, labels), best first
 Saved = FileRows | np.ndarray  # rows on disk (or an array where there are none, or after ``_halve``)
 
 
