@@ -79,7 +79,7 @@ def record(size: int, store: str, queries: int, warm: int = 10) -> tuple[list[di
 
     def recording(reader: Any, passages: list[Any], entities: list[Any], everything: bool = False) -> Any:
         # Replayed by record id (the variants take no node ids): the owners' index seeks included.
-        frontiers.append({"passages": [o.record for o in passages], "entities": [o.record for o in entities],
+        frontiers.append({"passages": passages.records.tolist(), "entities": entities.records.tolist(),
                           "passage_nodes": [], "entity_nodes": [], "spaces": reader.spaces,
                           "everything": everything and reader.spaces is None, **weights})
         found = shipped(reader, passages, entities, everything=everything)
@@ -113,11 +113,13 @@ def replay(session: Any, statement: str, frontiers: list[dict[str, Any]]) -> tup
 
 def run(size: int, store: str, queries: int, rounds: int, warm: int) -> dict[str, Any]:
     from hippo.store.cypher import cypher
+    from hippo.store.neo4j.frontier import Owners
 
     frontiers, namings, owner_edges, (memory, neo) = record(size, store, queries, warm)
     neighbours = cypher("read_neighbours")
-    keyed = [{**f, "passages": [[rid, i] for i, rid in enumerate(f["passages"])],
-              "entities": [[rid, len(f["passages"]) + i] for i, rid in enumerate(f["entities"])]} for f in frontiers]
+    keyed = [{**f, **Owners.of(range(len(f["passages"])), f["passages"], [-1] * len(f["passages"])).params("passage"),
+              **Owners.of(range(len(f["passages"]), len(f["passages"]) + len(f["entities"])), f["entities"],
+                          [-1] * len(f["entities"])).params("entity")} for f in frontiers]
     reads = {"shipped": [(neighbours, keyed)],
              "shipped + naming": [(neighbours, keyed), (cypher("read_keyed_nodes"), namings)],
              **{k: [(_statement(v), frontiers)] for k, v in VARIANTS.items()}}

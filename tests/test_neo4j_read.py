@@ -22,7 +22,7 @@ from hippo.datasets import SAMPLE
 from hippo.errors import StoreError
 from hippo.memory.source import LocalSource
 from hippo.store.neo4j import Neo4jStore
-from hippo.store.neo4j.frontier import Owner
+from hippo.store.neo4j.frontier import Owners
 from hippo.store.neo4j.reader import SPLIT_FROM, Neo4jReader
 from hippo.store.neo4j.schema import SCHEMA_VERSION
 
@@ -184,8 +184,10 @@ def test_a_wide_frontier_read_in_parts_reads_the_same_edges(server: dict[str, st
     store = Neo4jStore(server["uri"], server["user"], server["password"])
     try:
         graph = store.load_graph()
-        passages = [Owner(i, pid, -1) for i, (pid, _) in enumerate(graph.passages)]
-        entities = [Owner(len(passages) + i, eid, -1) for i, eid in enumerate(sorted({e for _, e in graph.mentions}))]
+        ids = [pid for pid, _ in graph.passages]
+        passages = Owners.of(range(len(ids)), ids, [-1] * len(ids))
+        ids = sorted({e for _, e in graph.mentions})
+        entities = Owners.of(range(len(passages), len(passages) + len(ids)), ids, [-1] * len(ids))
         parts = min(3, (len(passages) + len(entities)) // SPLIT_FROM + 1)
         assert parts >= 2, "the sample's frontier is wide enough to be split"
         for spaces in (None, frozenset({SMALL_SPACE}), frozenset({"org"})):
@@ -212,8 +214,8 @@ def test_owners_found_by_node_id_read_the_edges_they_read_by_record_id(server: d
         node = {r["id"]: r["node"] for r in records}
         key = {rid: i for i, rid in enumerate(passages + entities)}
 
-        def owners(ids: list[str], by_node: Callable[[int], bool]) -> list[Owner]:
-            return [Owner(key[r], r, node[r] if by_node(i) else -1) for i, r in enumerate(ids)]
+        def owners(ids: list[str], by_node: Callable[[int], bool]) -> Owners:
+            return Owners.of([key[r] for r in ids], ids, [node[r] if by_node(i) else -1 for i, r in enumerate(ids)])
 
         for spaces in (None, frozenset({SMALL_SPACE}), frozenset({"org"})):
             reader = store.reader(spaces)
@@ -226,8 +228,8 @@ def test_owners_found_by_node_id_read_the_edges_they_read_by_record_id(server: d
             for k, (_, targets, _) in by_id.items():
                 if k < len(passages):
                     assert set(targets) == {node[e] for p, e in graph.mentions if p == passages[k]}
-        crossed = store.reader(None).neighbours([Owner(0, passages[0], node[entities[0]])],
-                                                [Owner(1, entities[0], node[passages[0]])])
+        crossed = store.reader(None).neighbours(Owners.of([0], [passages[0]], [node[entities[0]]]),
+                                                Owners.of([1], [entities[0]], [node[passages[0]]]))
         assert crossed.by_owner() == {}
     finally:
         store.close()

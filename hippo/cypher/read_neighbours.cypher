@@ -26,17 +26,20 @@
 // seek; at 100k passages ~30 % less of the server's time on a wave's read than by record id), else
 // by record id through the property index (a recall's seeds). A node found by id is checked for its
 // label (read with its record anyway), so a foreign write cannot turn it into another kind.
-// $passages, $entities: [[record id, key]]; $passage_nodes, $entity_nodes: [[node id, key]] (key: the
-// caller's integer for the owner, echoed); $spaces: [string] or null, $everything: bool
+// Owners come as flat lists, each with its keys beside it (the caller's integer for an owner, echoed): a
+// pair an owner cost the client a list to build and pack (hippo.store.neo4j.frontier.Owners).
+// $passage_ids, $entity_ids: [record id] with $passage_id_keys, $entity_id_keys: [int];
+// $passage_nodes, $entity_nodes: [node id] with $passage_node_keys, $entity_node_keys: [int];
+// $spaces: [string] or null, $everything: bool
 CALL () {
   CALL () {
-    UNWIND $passages AS pair
-    MATCH (p:Passage {id: pair[0]})
-    RETURN pair[1] AS owner, p
+    UNWIND range(0, size($passage_ids) - 1) AS i
+    MATCH (p:Passage {id: $passage_ids[i]})
+    RETURN $passage_id_keys[i] AS owner, p
     UNION ALL
-    UNWIND $passage_nodes AS pair
-    MATCH (p) WHERE id(p) = pair[0] AND p:Passage
-    RETURN pair[1] AS owner, p
+    UNWIND range(0, size($passage_nodes) - 1) AS i
+    MATCH (p) WHERE id(p) = $passage_nodes[i] AND p:Passage
+    RETURN $passage_node_keys[i] AS owner, p
   }
   WITH owner, p
   WHERE p.forgotten_at IS NULL AND ($spaces IS NULL OR p.space IN $spaces)
@@ -44,13 +47,13 @@ CALL () {
   RETURN [owner, size(entities), 0, 0, 0] + entities AS edges
   UNION ALL
   CALL () {
-    UNWIND $entities AS pair
-    MATCH (e:Entity {id: pair[0]})
-    RETURN pair[1] AS owner, e
+    UNWIND range(0, size($entity_ids) - 1) AS i
+    MATCH (e:Entity {id: $entity_ids[i]})
+    RETURN $entity_id_keys[i] AS owner, e
     UNION ALL
-    UNWIND $entity_nodes AS pair
-    MATCH (e) WHERE id(e) = pair[0] AND e:Entity
-    RETURN pair[1] AS owner, e
+    UNWIND range(0, size($entity_nodes) - 1) AS i
+    MATCH (e) WHERE id(e) = $entity_nodes[i] AND e:Entity
+    RETURN $entity_node_keys[i] AS owner, e
   }
   WITH owner, e, CASE WHEN $everything THEN e.mention_count > 0 ELSE EXISTS {
     MATCH (q:Passage)-[:MENTIONS]->(e)

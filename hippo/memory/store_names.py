@@ -12,7 +12,7 @@ import numpy as np
 from hippo.errors import StoreError
 from hippo.graph.edges import MENTION, RELATION, SYNONYM
 from hippo.int_map import IntMap
-from hippo.store.neo4j.frontier import Frontier, Owner
+from hippo.store.neo4j.frontier import Frontier, Owners
 
 if TYPE_CHECKING:
     from hippo.memory.store_cache import EdgeCache
@@ -68,14 +68,16 @@ class Names:
             self.keys.put(keys, names)
             self.node[names] = keys
 
-    def owners(self, names: np.ndarray) -> tuple[list[Owner], list[Owner]]:
+    def owners(self, names: np.ndarray) -> tuple[Owners, Owners]:
         """The passages and the entities among ``names`` as a frontier read takes them, keyed by their
         integers (with their node ids where bound)."""
+        names = np.asarray(names, dtype=np.int64)
+        nodes = self.node[names]
         ids = self.ids
-        owners = [Owner(n, ids[n], node) for n, node in zip(names.tolist(), self.node[names].tolist(), strict=True)]
-        passage = self.passage[names].tolist()
-        return ([o for o, p in zip(owners, passage, strict=True) if p],
-                [o for o, p in zip(owners, passage, strict=True) if not p])
+        records = np.array([ids[n] for n in names.tolist()], dtype=object).reshape(-1)
+        passage = self.passage[names]
+        return (Owners(names[passage], records[passage], nodes[passage]),
+                Owners(names[~passage], records[~passage], nodes[~passage]))
 
 
 class Keyed(Protocol):

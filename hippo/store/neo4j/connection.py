@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit
 
 from hippo.errors import HippoError, StoreError
 from hippo.store.cypher import cypher
+from hippo.store.neo4j.params import unlogged
 
 try:
     import neo4j
@@ -160,7 +161,7 @@ class Connection:
         retries; any other error is the same ``StoreError`` either way."""
         query = cypher(name)
         try:
-            return list(self._read_session().run(query, params))
+            return list(self._read_session().run(query, unlogged(params)))
         except HippoError:
             raise
         except (neo4j_errors.DriverError, neo4j_errors.Neo4jError, OSError) as exc:
@@ -201,7 +202,7 @@ class Connection:
         def run() -> list[Any]:
             # ``execute_query`` sends BEGIN with the statement (a session's ``execute_read`` waits for
             # BEGIN's answer first): one round trip fewer a statement, same routing, bookmarks, retries.
-            return self.driver.execute_query(query, params, routing_=routing, database_=self.database,
+            return self.driver.execute_query(query, unlogged(params), routing_=routing, database_=self.database,
                                              bookmark_manager_=self.bookmarks, result_transformer_=list)
 
         return self.guard(doing, run)
@@ -218,7 +219,7 @@ class Connection:
         """A schema statement in a managed write transaction of its own (on a cluster: sent to the
         leader, run again after a leader change); racing openers are fine."""
         def work(tx: Any) -> None:
-            tx.run(query, params).consume()
+            tx.run(query, unlogged(params)).consume()
 
         def run() -> None:
             with self.session() as session:
@@ -235,7 +236,7 @@ class Connection:
         auto-commit transaction may run (sent to the leader: the session's default mode is WRITE)."""
         def run() -> None:
             with self.session() as session:
-                session.run(query, params).consume()
+                session.run(query, unlogged(params)).consume()
 
         self.guard(doing, run)
 

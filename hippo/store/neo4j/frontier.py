@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,12 +24,33 @@ from hippo.runs import ranges
 HEADER = 5  # key and the four counts
 
 
-class Owner(NamedTuple):
-    """A frontier node as a read asks for it."""
+@dataclass(frozen=True)
+class Owners:
+    """Frontier nodes of one kind as a read asks for them, as arrays: a read sends them as flat lists
+    of numbers (a pair per owner cost the client a Python list each to build, format and pack)."""
 
-    key: int  # the caller's integer for it, echoed with its edges
-    record: str  # its record id (the property index finds it)
-    node: int  # its node id where the caller knows it (found without an index seek), else -1
+    keys: np.ndarray  # int64: the caller's integer for each, echoed with its edges
+    records: np.ndarray  # object: its record id (the property index finds it where ``nodes`` is -1)
+    nodes: np.ndarray  # int64: its node id where the caller knows it (found without an index seek), else -1
+
+    @classmethod
+    def of(cls, keys: Sequence[int], records: Sequence[str], nodes: Sequence[int]) -> Owners:
+        return cls(np.asarray(keys, dtype=np.int64), np.array(records, dtype=object).reshape(-1),
+                   np.asarray(nodes, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def every(self, start: int, step: int) -> Owners:
+        """Every ``step``-th owner from ``start``: a read split into parts."""
+        return Owners(self.keys[start::step], self.records[start::step], self.nodes[start::step])
+
+    def params(self, kind: str) -> dict[str, list[Any]]:
+        """As ``read_neighbours.cypher`` takes them: ``<kind>_ids`` with ``<kind>_id_keys``,
+        ``<kind>_nodes`` with ``<kind>_node_keys``."""
+        by_id = self.nodes < 0
+        return {f"{kind}_ids": self.records[by_id].tolist(), f"{kind}_id_keys": self.keys[by_id].tolist(),
+                f"{kind}_nodes": self.nodes[~by_id].tolist(), f"{kind}_node_keys": self.keys[~by_id].tolist()}
 
 
 class Frontier(NamedTuple):

@@ -48,7 +48,7 @@ import numpy as np
 from hippo.models import TextForm
 from hippo.store.base import Spaces, VectorKind
 from hippo.store.neo4j.connection import Connection
-from hippo.store.neo4j.frontier import EMPTY, Frontier, Owner
+from hippo.store.neo4j.frontier import EMPTY, Frontier, Owners
 from hippo.store.neo4j.schema import META
 
 Family = Literal["passages", "entities", "facts"]
@@ -221,7 +221,7 @@ class Neo4jReader:
 
     # -- the graph -----------------------------------------------------------------------
 
-    def neighbours(self, passages: list[Owner], entities: list[Owner], *, everything: bool = False) -> Frontier:
+    def neighbours(self, passages: Owners, entities: Owners, *, everything: bool = False) -> Frontier:
         """The visible edges at a frontier of passages and entities (one push wave), by the owners'
         keys; their targets by node id. ``everything``: the caller knows the reader sees every space of
         a store with nothing forgotten (the degree counters then say what is visible)."""
@@ -235,15 +235,12 @@ class Neo4jReader:
         # side by side, each every ``parts``-th node, so the hubs a frontier holds spread over them. Their
         # answers become arrays once, here.
         return Frontier.of([row for rows in PARTS.map(
-            lambda i: self._neighbours(passages[i::parts], entities[i::parts], everything), range(parts))
+            lambda i: self._neighbours(passages.every(i, parts), entities.every(i, parts), everything), range(parts))
             for row in rows])
 
-    def _neighbours(self, passages: list[Owner], entities: list[Owner], everything: bool) -> list[list[float]]:
+    def _neighbours(self, passages: Owners, entities: Owners, everything: bool) -> list[list[float]]:
         rows = self._read("read_neighbours", "reading a frontier's edges", everything=everything,
-                          passages=[[o.record, o.key] for o in passages if o.node < 0],
-                          passage_nodes=[[o.node, o.key] for o in passages if o.node >= 0],
-                          entities=[[o.record, o.key] for o in entities if o.node < 0],
-                          entity_nodes=[[o.node, o.key] for o in entities if o.node >= 0])
+                          **passages.params("passage"), **entities.params("entity"))
         return rows[0]["edges"] if rows else []
 
     def keyed(self, keys: list[int], *, mention_weight: float = 1.0,
