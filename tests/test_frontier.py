@@ -8,7 +8,7 @@ import pytest
 
 from hippo.errors import StoreError
 from hippo.runs import ranges
-from hippo.store.neo4j.frontier import EMPTY, Frontier
+from hippo.store.neo4j.frontier import EMPTY, Frontier, Owners
 
 
 def test_ranges_are_each_start_counted_out_in_turn():
@@ -49,3 +49,17 @@ def test_an_answer_of_another_shape_or_for_an_owner_not_asked_is_refused():
         Frontier.of([[9, 1, 0, 0, 0, 11]]).aligned(np.array([3, 7]))
     with pytest.raises(StoreError, match="not asked"):
         Frontier.of([[9, 1, 0, 0, 0, 11]]).aligned(np.array([3, 7, 10]))
+
+
+def test_owners_go_as_flat_lists_split_by_how_they_are_found():
+    """A frontier's owners as ``read_neighbours.cypher`` takes them: by record id where no node id is
+    known, else by node id, each list with its keys beside it; a read in parts takes every n-th owner."""
+    owners = Owners.of([4, 9, 2, 7], ["p-a", "p-b", "p-c", "p-d"], [-1, 130, -1, 5])
+    assert len(owners) == 4
+    assert owners.params("passage") == {"passage_ids": ["p-a", "p-c"], "passage_id_keys": [4, 2],
+                                        "passage_nodes": [130, 5], "passage_node_keys": [9, 7]}
+    second = owners.every(1, 2)
+    assert second.keys.tolist() == [9, 7] and second.records.tolist() == ["p-b", "p-d"]
+    assert Owners.of([], [], []).params("entity") == {"entity_ids": [], "entity_id_keys": [], "entity_nodes": [],
+                                                      "entity_node_keys": []}
+    assert all(type(v) is int for v in owners.params("passage")["passage_nodes"])  # packable, not numpy's
