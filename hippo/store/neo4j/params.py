@@ -3,7 +3,7 @@
 The driver formats every RUN's parameters with ``repr`` for its debug log whether or not anything
 logs at that level (neo4j 6.4, ``Bolt5x5.run``). A store-side recall sends query vectors (768 floats
 for a search and its floor) and frontiers of a few hundred owners in each of ~25 statements, and a
-write sends rows by the thousand: formatted, a 768-float vector cost a statement 2.2 ms of client CPU
+write sends rows by the thousand: formatted, a 768-float vector cost a statement 2.2 ms of the client's time
 against 0.8 unformatted (``results/store_read-stop63.md``). A list named by its length packs
 exactly as a list (the packer takes list subclasses), so nothing else changes.
 """
