@@ -74,7 +74,7 @@ class Names:
         names = np.asarray(names, dtype=np.int64)
         nodes = self.node[names]
         ids = self.ids
-        records = np.array([ids[n] for n in names.tolist()], dtype=object).reshape(-1)
+        records = np.array([ids[n] for n in names.tolist()], dtype=object)
         passage = self.passage[names]
         return (Owners(names[passage], records[passage], nodes[passage]),
                 Owners(names[~passage], records[~passage], nodes[~passage]))

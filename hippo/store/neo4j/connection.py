@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 
 from hippo.errors import HippoError, StoreError
 from hippo.store.cypher import cypher
-from hippo.store.neo4j.params import unlogged
+from hippo.store.neo4j.params import UnloggedTransaction, unlogged
 
 try:
     import neo4j
@@ -211,7 +211,7 @@ class Connection:
         """``work(tx)`` as one explicit write transaction, run again from the start on a transient error."""
         def run() -> T:
             with self.session() as session:
-                return session.execute_write(work)
+                return session.execute_write(lambda tx: work(UnloggedTransaction(tx)))
 
         return self.guard(doing, run)
 

@@ -19,7 +19,6 @@ from hippo.store.base import LEGACY_BACKEND, BoundIdentity, EmbeddingIdentity, b
 from hippo.store.common import nothing_staged, texts_unstaged
 from hippo.store.cypher import cypher, cypher_statements
 from hippo.store.neo4j.connection import Connection
-from hippo.store.neo4j.params import unlogged
 from hippo.store.neo4j.schema import META, await_indexes, ensure_vector_indexes, lock_meta
 from hippo.store.neo4j.vectors import vector_bytes, vector_list
 
@@ -80,8 +79,7 @@ class Neo4jEmbeddings(BoundIdentity):
             lock_meta(tx)
             tx.run(cypher("staged_begin"), meta=META, identity=identity.key()).consume()
             for start in range(0, len(rows), _STAGE_CHUNK):
-                part = rows[start : start + _STAGE_CHUNK]
-                tx.run(cypher("write_staged_vectors"), unlogged({"rows": part})).consume()
+                tx.run(cypher("write_staged_vectors"), rows=rows[start : start + _STAGE_CHUNK]).consume()
 
         self.db.transaction("staging vectors", work)
 

@@ -19,7 +19,6 @@ from hippo.models import Entity, Fact, Passage
 from hippo.store.base import WriteBatch, embed_hash
 from hippo.store.common import check_versions, chunks
 from hippo.store.cypher import cypher
-from hippo.store.neo4j.params import unlogged
 from hippo.store.neo4j.schema import META, lock_meta
 from hippo.store.neo4j.vectors import VECTOR_DTYPE, vector_bytes, vector_list
 from hippo.text import keyword_tokens
@@ -77,7 +76,7 @@ class BatchWriter:
             records: list[Any] = []
             query = cypher(name)
             for part in chunks(rows, CHUNK):
-                result = tx.run(query, unlogged({"rows": part, **extra}))
+                result = tx.run(query, rows=part, **extra)
                 records.extend(result)
                 c = result.consume().counters
                 changed += c.nodes_created + c.relationships_created + c.properties_set + c.nodes_deleted
