@@ -49,14 +49,17 @@ from hippo.memory.flat import top_k
 # faiss' OpenMP team, like igraph's, spins against the other busy core: on 2 shared cores
 # building an index took 62 s with two threads and 15 s with one (21k vectors, load ~20).
 faiss.omp_set_num_threads(1)
-TEAM_FROM = 1_024  # vectors added, or queries searched, from which one call gets every core
+TEAM_FROM = 256  # vectors added, or queries searched, from which one call gets every core
 
 
 @contextmanager
 def _team(size: int) -> Iterator[None]:
     """Every core for one large call (a write's batch of adds, the synonym search of its new entities):
-    measured on a quiet machine, 20k synthetic passages indexed in 138 s instead of 176. A recall's
-    searches stay on one thread; the setting is the calling thread's own, so readers keep theirs."""
+    measured on a quiet machine, 20k synthetic passages indexed in 138 s instead of 176. From 256 rather
+    than 1,024 (stop 64), a default write's passages (256 documents) and most of its new entities and
+    their synonym searches join its facts on every core: 20k passages in 147.7 and 155.3 s against
+    164.0 and 170.3 (two rounds, order swapped; ``benchmarks/scale.py``'s build). A recall's searches
+    stay on one thread; the setting is the calling thread's own, so readers keep theirs."""
     threads = min(os.cpu_count() or 1, 8) if size >= TEAM_FROM else 1
     if threads <= 1:
         yield
