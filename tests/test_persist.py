@@ -366,3 +366,41 @@ def test_kill_9_during_index_updates_leaves_a_store_that_opens_and_recalls(built
     assert memory.engine.cache.outcome == "loaded" or memory.engine.cache.outcome.startswith("stale")
     assert _outputs(memory) == _rebuilt(copy)
     memory.close()
+
+
+DYING = """
+import os, sys
+sys.path.insert(0, {root!r})
+import hippo.memory.state as state
+from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
+from hippo import Memory, Settings
+from hippo.store import SQLiteStore
+memory = Memory(SQLiteStore({path!r}), settings=Settings(ppr_solver="exact"), embedder=SyntheticEmbedder(),
+                extractor=SyntheticExtractor())
+memory.index(SyntheticCorpus(400).documents(300, 304))
+follow = state.DerivedState.apply_delta
+def dying(self, delta):
+    follow(self, delta)
+    os._exit(9)  # the store committed the write and the state followed it; nothing of the process after
+state.DerivedState.apply_delta = dying
+memory.index(SyntheticCorpus(400).documents(304, 308))
+"""
+
+
+def test_a_kill_while_the_state_follows_a_write_costs_a_replay_not_a_rebuild(built, tmp_path):
+    # The write is journaled before the state follows it (the graph inserts, half a large write's time):
+    # journaled after, a kill there left the saved state a revision behind, and the next open rebuilt it all.
+    path, _ = built
+    copy = tmp_path / "s.db"
+    _copy_store(path, copy)
+    store = SQLiteStore(copy)
+    before = store.revision()
+    store.close()
+    done = subprocess.run([sys.executable, "-c", DYING.format(root=str(ROOT), path=str(copy))], capture_output=True,
+                          text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
+    assert done.returncode == 9, done.stderr[-2000:]
+    memory = _open(copy)
+    assert memory.engine.cache.outcome == "loaded"
+    assert memory.store.revision() == before + 2  # the write the kill came in is in the store, and followed
+    assert _outputs(memory) == _rebuilt(copy)
+    memory.close()

@@ -219,12 +219,15 @@ class Engine:
             return revision
         state = view.state
         delta = Delta.of_write(self.store, batch, vectors, revision, late)
+        follows = revision == state.revision + 1 and state is self._state
+        if follows and self._cache is not None:
+            self._cache.journal(delta)  # before the state follows: a kill meanwhile costs a replay, not a rebuild
         with self._guard.write():
-            followed = revision == state.revision + 1 and state is self._state and state.apply_delta(delta)
+            followed = follows and state.apply_delta(delta)
+        if self._cache is not None:
+            self._cache.settle(state if followed else None, self._guard.write)
         if not followed:
             self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
-        elif self._cache is not None:
-            self._cache.record(delta, state, self._guard.write)
         return revision
 
     # -- maintenance -------------------------------------------------------------------

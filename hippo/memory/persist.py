@@ -33,7 +33,6 @@ import json
 import logging
 import os
 import shutil
-import struct
 import threading
 import zlib
 from collections.abc import Callable
@@ -52,6 +51,7 @@ from hippo.memory.checks import Checks, Corrupt, fsync_dir, fsync_file
 from hippo.memory.delta import KINDS, Delta
 from hippo.memory.flat import FlatShard
 from hippo.memory.home import kept_state_home, shape_key, state_home, store_id
+from hippo.memory.journal import append_record, cut_at, read_records
 from hippo.memory.keywords import KeywordIndex
 from hippo.memory.pages import read_ahead, saved_rows
 from hippo.memory.segments import graphs_of, joined
@@ -63,8 +63,6 @@ from hippo.store.base import Store
 
 log = logging.getLogger("hippo.persist")
 FORMAT = 3  # 3: passage titles (issue 14's title seeds)
-RECORD = struct.Struct("<4sQI")  # magic, payload length, CRC-32 of the payload
-MAGIC = b"HJR1"
 COMPACT_RATIO = 0.25  # a journal larger than this share of the snapshot is folded into a new one
 COMPACT_MIN = 64 << 20
 CLOSE_RATIO = 0.02  # closing folds a journal larger than this share
@@ -90,6 +88,7 @@ class DerivedCache:
         self.owner, self._lock_file = False, None
         self._manifest: dict | None = None
         self._journal_bytes = 0
+        self._pending = 0  # the bytes of the record ``journal`` wrote last that ``settle`` has not counted yet
         self._mutex = threading.RLock()  # a close may come while a writer records
         directory.mkdir(parents=True, exist_ok=True)
         self._take_lock()
@@ -240,50 +239,44 @@ class DerivedCache:
 
     def _replay(self, manifest: dict, state: DerivedState) -> int:
         """Apply the journal's complete records; returns the bytes of those."""
-        path = self.directory / manifest["journal"]
-        if not path.exists():
-            return 0
-        good, total = 0, path.stat().st_size
-        with path.open("rb") as f:
-            while True:
-                head = f.read(RECORD.size)
-                if len(head) < RECORD.size:
-                    break
-                magic, size, crc = RECORD.unpack(head)  # a torn record's length is not trusted: nothing read
-                payload = f.read(size) if magic == MAGIC and size <= total - good - RECORD.size else None
-                if payload is None or len(payload) < size or zlib.crc32(payload) != crc:
-                    log.warning("journal %s: torn record at byte %d dropped", path, good)
-                    break
-                delta = Delta.from_bytes(payload)
-                if delta.revision != state.revision + 1 or not state.apply_delta(delta):
-                    raise Corrupt(f"journal record for revision {delta.revision} does not follow "
-                                  f"{state.revision}")
-                good += RECORD.size + size
+        good = 0
+        for payload, end in read_records(self.directory / manifest["journal"]):
+            delta = Delta.from_bytes(payload)
+            if delta.revision != state.revision + 1 or not state.apply_delta(delta):
+                raise Corrupt(f"journal record for revision {delta.revision} does not follow {state.revision}")
+            good = end
         return good
 
     # -- saving --------------------------------------------------------------------
 
-    def record(self, delta: Delta, state: DerivedState, exclusive: Exclusive = nullcontext) -> None:
-        """Append one write to the journal (after the store committed it and ``state`` followed)."""
+    def journal(self, delta: Delta) -> None:
+        """Append a committed write before the state follows it: a kill meanwhile (a large write's graph
+        inserts) costs the next open a replay, not a rebuild of everything (3,000 passages: 7.7 s against
+        26.4). ``settle`` counts the record once the state followed; until then the next one writes over it."""
         with self._mutex:
-            self._record(delta, state, exclusive)
+            self._pending = 0
+            if self.owner and self._manifest is not None:
+                self._pending = append_record(self._journal_path, self._journal_bytes, delta.to_bytes())
 
-    def _record(self, delta: Delta, state: DerivedState, exclusive: Exclusive) -> None:
-        if not self.owner:
-            return
-        if self._manifest is None:
-            self.save(state, exclusive)
-            return
-        path = self.directory / self._manifest["journal"]
-        payload = delta.to_bytes()
-        with path.open("r+b" if path.exists() else "wb") as f:
-            f.truncate(self._journal_bytes)  # a torn tail left by a crash goes first
-            f.seek(self._journal_bytes)
-            f.write(RECORD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload)
-            f.flush()
-        self._journal_bytes += RECORD.size + len(payload)
-        if self._journal_bytes > max(COMPACT_MIN, COMPACT_RATIO * self._manifest.get("bytes", 0)):
-            self.save(state, exclusive)
+    def settle(self, state: DerivedState | None, exclusive: Exclusive = nullcontext) -> None:
+        """After ``journal``: the state followed (the record counts; a large journal is folded), or None:
+        it did not and is loaded again (the record is dropped)."""
+        with self._mutex:
+            pending, self._pending = self._pending, 0
+            if not self.owner:
+                return
+            if state is None:
+                if pending:
+                    cut_at(self._journal_path, self._journal_bytes)
+                return
+            self._journal_bytes += pending
+            if self._manifest is None or self._journal_bytes > max(COMPACT_MIN,
+                                                                    COMPACT_RATIO * self._manifest.get("bytes", 0)):
+                self.save(state, exclusive)
+
+    @property
+    def _journal_path(self) -> Path:
+        return self.directory / self._manifest["journal"]
 
     def save(self, state: DerivedState, exclusive: Exclusive = nullcontext) -> None:
         """Write ``state`` as a new snapshot and make it current (owner only).
@@ -352,7 +345,7 @@ class DerivedCache:
         fsync_dir(self.directory)
         checks.keep_only(set(files))
         checks.save()
-        self._manifest, self._journal_bytes = manifest, 0
+        self._manifest, self._journal_bytes, self._pending = manifest, 0, 0
         with exclusive():
             for kind, index in state.vector_indexes():
                 entry = vectors[kind]
