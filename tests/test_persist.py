@@ -329,12 +329,12 @@ def test_a_stale_or_foreign_saved_state_is_never_used(built, tmp_path):
 CHILD = """
 import sys
 sys.path.insert(0, {root!r})
-import hippo.memory.persist as persist
+import hippo.memory.fold as fold
 from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
 from hippo import Memory, Settings
 from hippo.store import SQLiteStore
 if {fold}:
-    persist.COMPACT_MIN, persist.COMPACT_RATIO = 0, 0.0  # every write saves a whole new snapshot
+    fold.COMPACT_MIN, fold.COMPACT_RATIO = 0, 0.0  # every write saves a whole new snapshot
 corpus = SyntheticCorpus(400)
 memory = Memory(SQLiteStore({path!r}), embedder=SyntheticEmbedder(), extractor=SyntheticExtractor())
 i = 300

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -223,9 +224,11 @@ class Engine:
         if follows and self._cache is not None:
             self._cache.journal(delta)  # before the state follows: a kill meanwhile costs a replay, not a rebuild
         with self._guard.write():
+            clock = time.perf_counter()
             followed = follows and state.apply_delta(delta)
+            seconds = time.perf_counter() - clock  # about what replaying the write's record would cost
         if self._cache is not None:
-            self._cache.settle(state if followed else None, self._guard.write)
+            self._cache.settle(state if followed else None, self._guard.write, seconds)
         if not followed:
             self._state = load_state(self.store, self.settings, self.embedder.dim, self._cache)
         return revision

@@ -23,10 +23,15 @@ from __future__ import annotations
 import os
 import threading
 import weakref
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from hippo.memory.vectors import VectorStore
 
 CHUNK = 1 << 22
 
@@ -77,6 +82,37 @@ def saved_rows(path: Path, dtype: str, shape: tuple[int, int]) -> FileRows | np.
     if not shape[0]:
         return np.zeros(shape, dtype=dtype)
     return FileRows(path, dtype, shape)
+
+
+def save_rows(directory: Path, kind: str, store: VectorStore, old: dict | None, files: dict, number: int) -> dict:
+    """Append the rows a kind's vectors gained since the last snapshot (``old``, its manifest) to their
+    shared file, or write a new file when that one cannot be extended (other dtype, or unknown); the
+    file's manifest entry goes into ``files``. Returns the kind's entry: file, dtype, rows."""
+    dtype = np.dtype(store.dtype).name
+    previous = (old or {}).get("vectors", {}).get(kind, {})
+    reuse = (previous.get("dtype") == dtype and previous.get("rows", 0) == len(store.saved) > 0
+             and previous.get("file") in old.get("files", {}) and (directory / previous["file"]).exists())
+    name = previous["file"] if reuse else f"vectors-{kind}-{dtype}-{number}.bin"
+    row_bytes = store.dim * np.dtype(store.dtype).itemsize
+    if reuse:
+        crc, start = old["files"][name]["crc"], previous["rows"]
+        blocks = [store.tail]
+    else:
+        crc, start = 0, 0
+        blocks = [np.asarray(store.saved), store.tail]
+    with (directory / name).open("r+b" if reuse else "wb") as f:
+        f.truncate(start * row_bytes)
+        f.seek(start * row_bytes)
+        for block in blocks:
+            data = np.ascontiguousarray(block, dtype=store.dtype).tobytes()
+            f.write(data)
+            crc = zlib.crc32(data, crc)
+        f.flush()
+        os.fsync(f.fileno())
+    total = len(store)
+    if total:
+        files[name] = {"bytes": total * row_bytes, "crc": crc}
+    return {"file": name, "dtype": dtype, "rows": total}
 
 
 READ_AHEAD = "hippo-read-ahead"  # the thread's name (a benchmark waits for it to measure recall warm)

@@ -5,13 +5,15 @@ Layout of its folder (``hippo.memory.home``: ``<store>.db.hippo/`` beside a SQLi
 - ``MANIFEST.json``: format, the store's id and the revision saved, the settings
   that shape the state, and every file with its size and CRC-32;
 - ``gen-<n>/``: one snapshot (arrays as ``.npy``, HNSW graphs as faiss files),
-  written whole into a new directory, then made current by replacing the
-  manifest atomically;
+  written into a new directory (a graph that has not grown since the last one
+  is hard-linked from it), then made current by replacing the manifest
+  atomically;
 - ``vectors-<kind>-<dtype>.bin``: every vector of a kind, rows appended by each
   snapshot and shared by all of them (the manifest says how many rows are
   valid), read by position when opened (``hippo.memory.pages``);
 - ``journal-<n>.bin``: the writes since snapshot ``n`` (``hippo.memory.delta``),
-  one checksummed record each, appended after the store committed them.
+  one checksummed record each, appended after the store committed them, and
+  folded into a new snapshot when ``hippo.memory.fold`` finds it due.
 
 Opening checks the store id, the settings, every file's size and checksum,
 then replays the journal; it uses the result only if it reached the store's
@@ -34,7 +36,7 @@ import logging
 import os
 import shutil
 import threading
-import zlib
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -50,10 +52,11 @@ from hippo.memory.calibration import CALIBRATION, outdated
 from hippo.memory.checks import Checks, Corrupt, fsync_dir, fsync_file
 from hippo.memory.delta import KINDS, Delta
 from hippo.memory.flat import FlatShard
+from hippo.memory.fold import FoldPolicy
 from hippo.memory.home import kept_state_home, shape_key, state_home, store_id
 from hippo.memory.journal import append_record, cut_at, read_records
 from hippo.memory.keywords import KeywordIndex
-from hippo.memory.pages import read_ahead, saved_rows
+from hippo.memory.pages import read_ahead, save_rows, saved_rows
 from hippo.memory.segments import graphs_of, joined
 from hippo.memory.shards import NEAR_FROM, HnswShard
 from hippo.memory.state import DerivedState, ann_settings
@@ -63,9 +66,6 @@ from hippo.store.base import Store
 
 log = logging.getLogger("hippo.persist")
 FORMAT = 3  # 3: passage titles (issue 14's title seeds)
-COMPACT_RATIO = 0.25  # a journal larger than this share of the snapshot is folded into a new one
-COMPACT_MIN = 64 << 20
-CLOSE_RATIO = 0.02  # closing folds a journal larger than this share
 
 Exclusive = Callable[[], AbstractContextManager]
 
@@ -87,7 +87,7 @@ class DerivedCache:
         self.outcome = "unopened"  # what the last load found: loaded, missing, stale, corrupt: ..., ...
         self.owner, self._lock_file = False, None
         self._manifest: dict | None = None
-        self._journal_bytes = 0
+        self._fold = FoldPolicy()  # the journal's bytes and replay cost against a fold's
         self._pending = 0  # the bytes of the record ``journal`` wrote last that ``settle`` has not counted yet
         self._mutex = threading.RLock()  # a close may come while a writer records
         directory.mkdir(parents=True, exist_ok=True)
@@ -117,8 +117,7 @@ class DerivedCache:
     def close(self, state: DerivedState | None = None, exclusive: Exclusive = nullcontext) -> None:
         with self._mutex:
             if state is not None and self.owner and self._manifest is not None \
-                    and (self._journal_bytes > CLOSE_RATIO * self._manifest.get("bytes", 0)
-                         or self._calibrated_since(state)):
+                    and (self._fold.due_at_close() or self._calibrated_since(state)):
                 self.save(state, exclusive)
             if self._lock_file is not None:
                 self._lock_file.close()
@@ -161,7 +160,9 @@ class DerivedCache:
                 return None
             self._verify(manifest)
             state = self._restore(manifest, settings, dim)
-            self._journal_bytes = self._replay(manifest, state)
+            clock = time.perf_counter()
+            self._fold = FoldPolicy.of(manifest)
+            self._fold.followed(self._replay(manifest, state), time.perf_counter() - clock)
         except Corrupt as exc:
             self.outcome = f"corrupt: {exc}"
             log.warning("derived state in %s not used (%s); rebuilding from the store", self.directory, exc)
@@ -224,6 +225,7 @@ class DerivedCache:
                     graphs[code] = HnswShard.mapped_from(  # ``linked``, ``one_ef``: not in older states
                         str(gen / f"shard-{kind}-{code}.faiss"), ann, ef, near_ef, calibrated, dead=dead,
                         linked=saved.get("linked", {}).get(code), one_ef=saved.get("one_ef", {}).get(code))
+                    graphs[code].saved_as = f"{manifest['generation']}/shard-{kind}-{code}.faiss"
             index.shards.update(joined(graphs, ann))
             if recalibrate and index.calibrate():
                 log.info("derived state in %s: %s graphs calibrated again (saved under calibration %s)",
@@ -256,22 +258,21 @@ class DerivedCache:
         with self._mutex:
             self._pending = 0
             if self.owner and self._manifest is not None:
-                self._pending = append_record(self._journal_path, self._journal_bytes, delta.to_bytes())
+                self._pending = append_record(self._journal_path, self._fold.journal_bytes, delta.to_bytes())
 
-    def settle(self, state: DerivedState | None, exclusive: Exclusive = nullcontext) -> None:
-        """After ``journal``: the state followed (the record counts; a large journal is folded), or None:
-        it did not and is loaded again (the record is dropped)."""
+    def settle(self, state: DerivedState | None, exclusive: Exclusive = nullcontext, seconds: float = 0.0) -> None:
+        """After ``journal``: the state followed in ``seconds`` (the record counts; a journal ``FoldPolicy``
+        finds due is folded), or None: it did not and is loaded again (the record is dropped)."""
         with self._mutex:
             pending, self._pending = self._pending, 0
             if not self.owner:
                 return
             if state is None:
                 if pending:
-                    cut_at(self._journal_path, self._journal_bytes)
+                    cut_at(self._journal_path, self._fold.journal_bytes)
                 return
-            self._journal_bytes += pending
-            if self._manifest is None or self._journal_bytes > max(COMPACT_MIN,
-                                                                    COMPACT_RATIO * self._manifest.get("bytes", 0)):
+            self._fold.followed(pending, seconds)
+            if self._manifest is None or self._fold.due():
                 self.save(state, exclusive)
 
     @property
@@ -286,6 +287,7 @@ class DerivedCache:
         engine's write section, so no reader sees them change."""
         if not self.owner:
             return
+        clock = time.perf_counter()
         old = self._manifest
         # A new number never used here: another process may be reading any file named so far.
         number = 1 + max([int(p.name.split("-")[1]) for p in self.directory.glob("gen-*") if p.is_dir()] or [0])
@@ -310,7 +312,7 @@ class DerivedCache:
         for kind, index in state.vector_indexes():
             put(f"vectors-{kind}.keys", index.keys.values)
             put(f"vectors-{kind}.label_of", index.label_of.values)
-            entry = self._save_vectors(kind, index.store, old, files, number)
+            entry = save_rows(self.directory, kind, index.store, old, files, number)
             if entry["file"] in files:
                 checks.written(entry["file"], self.directory / entry["file"], files[entry["file"]])
             entry["shards"], entry["ef"], entry["linked"], entry["one_ef"] = {}, {}, {}, {}
@@ -322,9 +324,8 @@ class DerivedCache:
                     continue
                 for key, graph in graphs_of(code, shard):
                     entry["shards"][key] = graph.kind
-                    path = gen / f"shard-{kind}-{key}.faiss"
-                    faiss.write_index(graph.index, str(path))
-                    files[f"{gen_name}/{path.name}"] = checks.written(f"{gen_name}/{path.name}", path)
+                    name = f"{gen_name}/shard-{kind}-{key}.faiss"
+                    files[name] = self._save_graph(graph, name, old, checks)
                     put(f"shard-{kind}-{key}.dead", graph.dead_labels())
                     entry["ef"][key], entry["linked"][key], entry["one_ef"][key] = \
                         [graph.ef, graph.near_ef, graph.calibrated], graph.linked, graph.one_ef
@@ -337,6 +338,7 @@ class DerivedCache:
             "calibration": CALIBRATION, "generation": gen_name, "journal": f"journal-{number}.bin", "files": files,
             "vectors": vectors, "spaces": state.projection.space_names, "keyword_spaces": sorted(state.keywords.spaces),
             "unembedded": sorted(state.unembedded), "bytes": sum(f["bytes"] for f in files.values()),
+            "fold_seconds": round(time.perf_counter() - clock, 3),
         }
         temporary = self.directory / "MANIFEST.json.tmp"
         temporary.write_text(json.dumps(manifest), encoding="utf-8")
@@ -345,7 +347,7 @@ class DerivedCache:
         fsync_dir(self.directory)
         checks.keep_only(set(files))
         checks.save()
-        self._manifest, self._journal_bytes, self._pending = manifest, 0, 0
+        self._manifest, self._fold, self._pending = manifest, FoldPolicy.of(manifest), 0
         with exclusive():
             for kind, index in state.vector_indexes():
                 entry = vectors[kind]
@@ -354,35 +356,18 @@ class DerivedCache:
                                                   (entry["rows"], index.dim)))
         self._sweep(keep={gen_name, manifest["journal"], *(v["file"] for v in vectors.values())})
 
-    def _save_vectors(self, kind: str, store: VectorStore, old: dict | None, files: dict, number: int) -> dict:
-        """Append the rows added since the last snapshot to the kind's shared file (a new file
-        when the last snapshot's cannot be extended: other dtype, or unknown)."""
-        dtype = np.dtype(store.dtype).name
-        previous = (old or {}).get("vectors", {}).get(kind, {})
-        reuse = (previous.get("dtype") == dtype and previous.get("rows", 0) == len(store.saved) > 0
-                 and previous.get("file") in old.get("files", {}) and (self.directory / previous["file"]).exists())
-        name = previous["file"] if reuse else f"vectors-{kind}-{dtype}-{number}.bin"
-        path = self.directory / name
-        row_bytes = store.dim * np.dtype(store.dtype).itemsize
-        if reuse:
-            crc, start = old["files"][name]["crc"], previous["rows"]
-            rows = [store.tail]
+    def _save_graph(self, graph: HnswShard, name: str, old: dict | None, checks: Checks) -> dict:
+        """Write a graph's file, or link the last snapshot's when the graph has not grown since: a full
+        2M-row graph of facts is ~1 GB that every fold rewrote unchanged."""
+        path, kept = self.directory / name, graph.saved_as
+        if kept is not None and old is not None and kept in old["files"] and (self.directory / kept).exists():
+            os.link(self.directory / kept, path)
+            entry = checks.written(name, path, old["files"][kept])
         else:
-            crc, start = 0, 0
-            rows = [np.asarray(store.saved), store.tail]
-        with path.open("r+b" if reuse else "wb") as f:
-            f.truncate(start * row_bytes)
-            f.seek(start * row_bytes)
-            for block in rows:
-                data = np.ascontiguousarray(block, dtype=store.dtype).tobytes()
-                f.write(data)
-                crc = zlib.crc32(data, crc)
-            f.flush()
-            os.fsync(f.fileno())
-        total = len(store)
-        if total:
-            files[name] = {"bytes": total * row_bytes, "crc": crc}
-        return {"file": name, "dtype": dtype, "rows": total}
+            faiss.write_index(graph.index, str(path))
+            entry = checks.written(name, path)
+        graph.saved_as = name
+        return entry
 
     def _sweep(self, keep: set[str]) -> None:
         """Remove generations, journals and vector files no manifest names any more."""

@@ -123,6 +123,7 @@ class HnswShard:
         self._dead_count = int(self._dead.values.sum())
         self._selector = None
         self._source: tuple[str, tuple[int, int, int, int]] | None = None  # a mapped graph's file, and which
+        self.saved_as: str | None = None  # the saved state's file holding this graph as it is (``persist``)
 
     @classmethod
     def built(cls, labels: np.ndarray, gather: Gather, settings: AnnSettings, rows: int | None = None,
@@ -282,6 +283,7 @@ class HnswShard:
             width = self.settings.build_width(grown)
             faiss.downcast_index(self.index.index).hnsw.efConstruction = width
             self.linked = min(self.linked, width)
+            self.saved_as = None
             with _team(int(fresh.sum())):
                 self.index.add_with_ids(np.ascontiguousarray(vectors[fresh], dtype=np.float32), labels[fresh])
             self._held[labels[fresh]] = True
