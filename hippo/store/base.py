@@ -6,7 +6,7 @@ is batched and id-based; every write is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
@@ -221,6 +221,10 @@ class Store(Protocol):
 
     def load_vectors(self, kind: VectorKind) -> tuple[list[str], list[str], np.ndarray]:
         """(record ids, their text hashes, float32 matrix) of live records of a kind."""
+
+    def vector_batches(self, kind: VectorKind) -> Iterator[tuple[list[str], list[str], np.ndarray]]:
+        """``load_vectors`` in parts read in one snapshot, so a reader holds one part at a time, not a
+        whole kind (10M facts are 15 GB as float32)."""
 
     def passages(self, ids: Iterable[str]) -> list[Passage]: ...
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -95,25 +95,20 @@ class SQLiteEmbeddings(BoundIdentity):
         return np.asarray(vectors, dtype=np.float32).astype(self._format).astype(np.float32)
 
     def load_vectors(self, kind: VectorKind) -> tuple[list[str], list[str], np.ndarray]:
-        """Read in batches into one matrix sized by the table's count, both in one snapshot: holding every
-        row's blob, then their join, then the matrix was three copies (a 100k store's 1M facts: ~4.6 GB)."""
-        ids: list[str] = []
-        hashes: list[str] = []
-        matrix: np.ndarray | None = None
-        with self._snapshot() as db:
-            most = db.execute(f"SELECT count(*) FROM {self._VECTOR_TABLES[kind]}").fetchone()[0]
-            cursor = db.execute(self._VECTOR_QUERIES[kind])
-            while rows := cursor.fetchmany(_VECTOR_BATCH):
-                part = unblob(b"".join(r[2] for r in rows), self._format, len(rows))
-                if matrix is None:
-                    matrix = np.empty((most, part.shape[1]), dtype=np.float32)
-                matrix[len(ids) : len(ids) + len(rows)] = part
-                ids += [r[0] for r in rows]
-                hashes += [r[1] for r in rows]
-        if matrix is None:
+        parts = list(self.vector_batches(kind))
+        if not parts:
             bound = self.embedding_model()
             return [], [], np.zeros((0, bound[1] if bound else 0), dtype=np.float32)
-        return ids, hashes, matrix[: len(ids)]
+        return ([rid for ids, _, _ in parts for rid in ids], [h for _, hashes, _ in parts for h in hashes],
+                np.concatenate([matrix for _, _, matrix in parts]))
+
+    def vector_batches(self, kind: VectorKind) -> Iterator[tuple[list[str], list[str], np.ndarray]]:
+        """``_VECTOR_BATCH`` rows at a time, all in one snapshot."""
+        with self._snapshot() as db:
+            cursor = db.execute(self._VECTOR_QUERIES[kind])
+            while rows := cursor.fetchmany(_VECTOR_BATCH):
+                yield [r[0] for r in rows], [r[1] for r in rows], unblob(b"".join(r[2] for r in rows),
+                                                                        self._format, len(rows))
 
     def _bound(self) -> EmbeddingIdentity | None:
         with self._lock:

@@ -1,7 +1,8 @@
 """The Neo4j store's embedding half: which model and backend made its vectors, and re-embedding.
 
 A mixin of ``Neo4jStore`` (it runs through the store's connection, ``db``).
-Re-embedding stages ``(:StagedVector {hash, vector, dim, embedding})`` nodes beside the live ``(:Vector)`` cache, in transactions of their own that
+Re-embedding stages ``(:StagedVector {hash, vector, dim, embedding})`` nodes
+beside the live ``(:Vector)`` cache, in transactions of their own that
 readers never see; the swap is one transaction that replaces the (:Vector)
 nodes by the staged ones and labels them by the kinds of record that use them,
 which is what the vector indexes cover, all inside the server

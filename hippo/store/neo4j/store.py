@@ -4,7 +4,7 @@ writer, the schema, the connection and the embedding half each have a module of 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
@@ -140,6 +140,9 @@ class Neo4jStore(Neo4jEmbeddings):
         blob = b"".join(r["vector"] for r in rows)
         matrix = np.frombuffer(blob, dtype=VECTOR_DTYPE).astype(np.float32).reshape(len(rows), -1)
         return [r["id"] for r in rows], [r["hash"] for r in rows], matrix
+
+    def vector_batches(self, kind: VectorKind) -> Iterator[tuple[list[str], list[str], np.ndarray]]:
+        yield self.load_vectors(kind)  # one part: a Neo4j store past memory is read store-side instead
 
     def _by_id(self, name: str, ids: Iterable[str], make: Callable[[Any], T]) -> list[T]:
         wanted = list(dict.fromkeys(ids))
