@@ -7,7 +7,7 @@ import json
 import pytest
 
 import hippo.memory.fold as fold
-from hippo.memory.fold import FoldPolicy
+from hippo.memory.fold import FoldPolicy, folds_kept
 from hippo.memory.segments import graphs_of
 from tests.test_persist import CORPUS, HNSW, _open, _outputs
 
@@ -44,7 +44,16 @@ def test_small_journals_are_never_due_while_writing_but_a_close_folds_what_an_op
 
 def test_a_manifest_without_a_measured_fold_is_given_one_by_its_bytes():
     assert FoldPolicy.of({"bytes": 3_000_000_000}).fold_seconds == pytest.approx(3e9 / fold.FOLD_BYTES_PER_SECOND)
-    assert FoldPolicy.of({"bytes": 10, "fold_seconds": 0.5}).fold_seconds == 0.5
+    assert FoldPolicy.of({"bytes": 10, "fold_seconds": 0.5}).fold_seconds == 0.5  # one time, as first kept
+
+
+def test_one_fold_slowed_by_other_work_does_not_loosen_the_bound_the_quiet_ones_set():
+    manifest = {"bytes": 7_500_000_000, "fold_seconds": [11.8, 47.4]}
+    manifest["fold_seconds"] = folds_kept(manifest, 335.6)
+    assert manifest["fold_seconds"] == [11.8, 47.4, 335.6] and FoldPolicy.of(manifest).fold_seconds == 11.8
+    for seconds in (40.0, 50.0):  # the quiet fold leaves the window: the least of the last three
+        manifest["fold_seconds"] = folds_kept(manifest, seconds)
+    assert manifest["fold_seconds"] == [335.6, 40.0, 50.0] and FoldPolicy.of(manifest).fold_seconds == 40.0
 
 
 def test_a_fold_links_the_graphs_that_did_not_grow_and_rewrites_the_others(tmp_path, monkeypatch):
@@ -55,7 +64,7 @@ def test_a_fold_links_the_graphs_that_did_not_grow_and_rewrites_the_others(tmp_p
     memory.index(CORPUS.documents(0, 120))
     cache, state = memory.engine.cache, memory.engine.state
     first = json.loads((cache.directory / "MANIFEST.json").read_text())
-    assert first["fold_seconds"] > 0
+    assert first["fold_seconds"] and min(first["fold_seconds"]) > 0  # the open's fold, then the write's
     graphs = {f"shard-fact-{key}.faiss": graph for code, shard in state.facts.shards.items()
               for key, graph in graphs_of(code, shard)}
     assert len(graphs) > 3
@@ -63,6 +72,7 @@ def test_a_fold_links_the_graphs_that_did_not_grow_and_rewrites_the_others(tmp_p
     memory.index(CORPUS.documents(120, 124))
     second = json.loads((cache.directory / "MANIFEST.json").read_text())
     assert second["generation"] != first["generation"]
+    assert second["fold_seconds"][:-1] == first["fold_seconds"][-(fold.FOLDS_KEPT - 1):]
     assert not (cache.directory / first["generation"]).exists()  # swept: the links keep the files
     linked = rewritten = 0
     for name, graph in graphs.items():

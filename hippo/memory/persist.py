@@ -52,7 +52,7 @@ from hippo.memory.calibration import CALIBRATION, outdated
 from hippo.memory.checks import Checks, Corrupt, fsync_dir, fsync_file
 from hippo.memory.delta import KINDS, Delta
 from hippo.memory.flat import FlatShard
-from hippo.memory.fold import FoldPolicy
+from hippo.memory.fold import FoldPolicy, folds_kept
 from hippo.memory.home import kept_state_home, shape_key, state_home, store_id
 from hippo.memory.journal import append_record, cut_at, read_records
 from hippo.memory.keywords import KeywordIndex
@@ -338,7 +338,7 @@ class DerivedCache:
             "calibration": CALIBRATION, "generation": gen_name, "journal": f"journal-{number}.bin", "files": files,
             "vectors": vectors, "spaces": state.projection.space_names, "keyword_spaces": sorted(state.keywords.spaces),
             "unembedded": sorted(state.unembedded), "bytes": sum(f["bytes"] for f in files.values()),
-            "fold_seconds": round(time.perf_counter() - clock, 3),
+            "fold_seconds": folds_kept(old, time.perf_counter() - clock),
         }
         temporary = self.directory / "MANIFEST.json.tmp"
         temporary.write_text(json.dumps(manifest), encoding="utf-8")
