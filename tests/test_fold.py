@@ -105,3 +105,23 @@ def test_a_reopen_counts_what_replaying_its_journal_cost(tmp_path):
     assert reopened.engine.cache.outcome == "loaded"
     assert policy.journal_bytes == journal.stat().st_size and policy.replay_seconds > 0
     reopened.close()
+
+
+def test_a_fold_writes_every_graph_where_files_cannot_be_linked(tmp_path, monkeypatch):
+    import hippo.memory.persist as persist
+
+    def refuse(source, target):  # noqa: ANN001, ANN202 - as a file system without hard links
+        raise OSError("hard links not supported")
+
+    settings = {**HNSW, "vector_graph_rows": 64}
+    monkeypatch.setattr(fold, "COMPACT_MIN", 0)
+    monkeypatch.setattr(fold, "COMPACT_RATIO", 0.0)
+    monkeypatch.setattr(persist.os, "link", refuse)
+    memory = _open(tmp_path / "n.db", **settings)
+    memory.index(CORPUS.documents(0, 120))
+    memory.index(CORPUS.documents(120, 124))
+    live = _outputs(memory)
+    memory.close()
+    reopened = _open(tmp_path / "n.db", **settings)
+    assert reopened.engine.cache.outcome == "loaded" and _outputs(reopened) == live
+    reopened.close()

@@ -360,14 +360,17 @@ class DerivedCache:
         """Write a graph's file, or link the last snapshot's when the graph has not grown since: a full
         2M-row graph of facts is ~1 GB that every fold rewrote unchanged."""
         path, kept = self.directory / name, graph.saved_as
-        if kept is not None and old is not None and kept in old["files"] and (self.directory / kept).exists():
-            os.link(self.directory / kept, path)
-            entry = checks.written(name, path, old["files"][kept])
-        else:
-            faiss.write_index(graph.index, str(path))
-            entry = checks.written(name, path)
+        if kept is not None and old is not None and kept in old["files"]:
+            try:
+                os.link(self.directory / kept, path)
+            except OSError:  # gone, or a file system without hard links: written below
+                pass
+            else:
+                graph.saved_as = name
+                return checks.written(name, path, old["files"][kept])
+        faiss.write_index(graph.index, str(path))
         graph.saved_as = name
-        return entry
+        return checks.written(name, path)
 
     def _sweep(self, keep: set[str]) -> None:
         """Remove generations, journals and vector files no manifest names any more."""

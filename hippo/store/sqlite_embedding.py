@@ -84,8 +84,6 @@ class SQLiteEmbeddings(BoundIdentity):
                 "JOIN vectors v ON v.hash = r.embed_hash WHERE p.forgotten_at IS NULL ORDER BY r.rowid",
     }
 
-    _VECTOR_TABLES = {"passage": "passages", "entity": "entities", "fact": "facts"}
-
     @property
     def vector_format(self) -> str:
         """"float16", or "float32" for a store made before it (``hippo compact`` rewrites it)."""
