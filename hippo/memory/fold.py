@@ -32,7 +32,7 @@ class FoldPolicy:
     """The journal of one snapshot, as a fold decides on it."""
 
     snapshot_bytes: int = 0
-    fold_seconds: float = 0.0  # what writing the snapshot took
+    fold_seconds: float = 0.0  # what a fold takes: the least of the last ones measured
     journal_bytes: int = 0  # also where the next record is appended
     replay_seconds: float = 0.0  # what replaying the journal as it stands would take
 

@@ -70,6 +70,11 @@ FORMAT = 3  # 3: passage titles (issue 14's title seeds)
 Exclusive = Callable[[], AbstractContextManager]
 
 
+def graph_file(generation: str, kind: str, key: str) -> str:
+    """A graph's file in a snapshot, as the manifest names it (``key``: ``segments.graphs_of``)."""
+    return f"{generation}/shard-{kind}-{key}.faiss"
+
+
 def load_state(store: Store, settings: Settings, dim: int, cache: DerivedCache | None) -> DerivedState:
     """The derived state at the store's revision: the saved copy when it is current and sound
     (``cache.outcome`` says), else rebuilt from the store and saved."""
@@ -222,10 +227,11 @@ class DerivedCache:
                 else:
                     dead = np.load(gen / f"shard-{kind}-{code}.dead.npy", allow_pickle=False)
                     ef, near_ef, calibrated = (ann.min_ef, NEAR_FROM, 0) if recalibrate else (*saved["ef"][code], 0)[:3]
+                    name = graph_file(manifest["generation"], kind, code)
                     graphs[code] = HnswShard.mapped_from(  # ``linked``, ``one_ef``: not in older states
-                        str(gen / f"shard-{kind}-{code}.faiss"), ann, ef, near_ef, calibrated, dead=dead,
+                        str(self.directory / name), ann, ef, near_ef, calibrated, dead=dead,
                         linked=saved.get("linked", {}).get(code), one_ef=saved.get("one_ef", {}).get(code))
-                    graphs[code].saved_as = f"{manifest['generation']}/shard-{kind}-{code}.faiss"
+                    graphs[code].saved_as = name
             index.shards.update(joined(graphs, ann))
             if recalibrate and index.calibrate():
                 log.info("derived state in %s: %s graphs calibrated again (saved under calibration %s)",
@@ -324,7 +330,7 @@ class DerivedCache:
                     continue
                 for key, graph in graphs_of(code, shard):
                     entry["shards"][key] = graph.kind
-                    name = f"{gen_name}/shard-{kind}-{key}.faiss"
+                    name = graph_file(gen_name, kind, key)
                     files[name] = self._save_graph(graph, name, old, checks)
                     put(f"shard-{kind}-{key}.dead", graph.dead_labels())
                     entry["ef"][key], entry["linked"][key], entry["one_ef"][key] = \
