@@ -231,6 +231,19 @@ def test_revision_moves_only_when_something_changed(store):
     assert store.revision() == 4 and store.counts()["synonyms"] == 1
 
 
+def test_the_last_write_keeps_its_id_with_the_revision_it_made(store, opener):
+    assert store.last_write() == (0, None)
+    batch = _batch()
+    batch.write_id = "w1"
+    assert store.write(batch) == 1
+    again = _batch()
+    again.write_id = "w2"
+    assert store.write(again) == 1  # nothing changed: the revision and its write stay
+    assert opener().last_write() == (1, "w1")  # another handle reads both together
+    assert store.write(WriteBatch(vectors={text_hash("new text"): _vector(9)})) == 2
+    assert store.last_write() == (2, None)  # a write without an id is nobody's
+
+
 def test_stored_passages_are_never_overwritten(store):
     store.write(_batch())
     changed = _batch(text="Alpha was built by Beta.")

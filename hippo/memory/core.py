@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -209,24 +210,37 @@ class Engine:
                 late: list[Passage | Entity | Fact] | None = None) -> int:
         """Write one batch and make the derived indexes follow it; returns the revision.
 
-        ``view`` is the one the batch was planned on. When another process
-        wrote in between (the revision moved by more than this write), or the
-        write revived passages this state never held, the indexes reload. A
-        store view has no indexes to follow: a state built since for some
-        in-process read reloads on its next use, as after any other writer.
+        ``view`` is the one the batch was planned on. A write the state can follow is journaled before
+        the store commits it, under an id the store keeps with the revision: a kill at any point after
+        the commit costs the next open a replay, not a rebuild, and a record whose write never committed
+        is not replayed (``DerivedCache.load``). When another process wrote in between (the revision
+        moved by more than this write), or the write revived passages this state never held, the
+        indexes reload. A store view has no indexes to follow: a state built since for some in-process
+        read reloads on its next use, as after any other writer.
         """
-        revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
-        if not isinstance(view, LocalView) or revision == view.revision:
+        state = view.state if isinstance(view, LocalView) else None
+        delta = None
+        if state is not None and state is self._state and not batch.is_empty():
+            batch.write_id = uuid.uuid4().hex
+            delta = Delta.of_write(self.store, batch, vectors, state.revision + 1, late)
+            if self._cache is not None:
+                self._cache.journal(delta)
+        try:
+            revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
+        except BaseException:
+            if delta is not None and self._cache is not None:
+                self._cache.settle(None)  # nothing committed: the record goes
+            raise
+        if state is None or revision == view.revision:
+            if delta is not None and self._cache is not None:
+                self._cache.settle(None)
             return revision
-        state = view.state
-        delta = Delta.of_write(self.store, batch, vectors, revision, late)
-        follows = revision == state.revision + 1 and state is self._state
-        if follows and self._cache is not None:
-            self._cache.journal(delta)  # before the state follows: a kill meanwhile costs a replay, not a rebuild
-        with self._guard.write():
-            clock = time.perf_counter()
-            followed = follows and state.apply_delta(delta)
-            seconds = time.perf_counter() - clock  # about what replaying the write's record would cost
+        followed, seconds = False, 0.0
+        if delta is not None and delta.revision == revision:  # else another process wrote in between
+            with self._guard.write():
+                clock = time.perf_counter()
+                followed = state.apply_delta(delta)
+                seconds = time.perf_counter() - clock  # about what replaying the write's record would cost
         if self._cache is not None:
             self._cache.settle(state if followed else None, self._guard.write, seconds)
         if not followed:

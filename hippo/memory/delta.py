@@ -35,6 +35,9 @@ class Delta:
     # Per kind: the records that came with this write, and the hashes of their vectors (None: none yet).
     records: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # per kind, rows of the hashed records
+    # The ``WriteBatch.write_id`` of the write, journaled before its commit; None in records that older
+    # hippos journaled after the commit.
+    write_id: str | None = None
 
     @classmethod
     def of_batch(cls, batch: WriteBatch, vectors: dict[str, np.ndarray], revision: int,
@@ -55,12 +58,16 @@ class Delta:
     @classmethod
     def of_write(cls, store: Store, batch: WriteBatch, vectors: dict[str, np.ndarray], revision: int,
                  late: list[Passage | Entity | Fact] | None = None) -> Delta:
-        """The delta of a committed write; ``late``: the records a late embedding gave vectors to."""
+        """The delta of a write, committed at ``revision`` or about to be; ``late``: the records a late
+        embedding gave vectors to."""
         if late is not None:
-            return cls.of_late(late, vectors, [(s.a, s.b, s.score) for s in batch.synonyms], revision)
-        moved = [*batch.retire, *batch.revive]  # their keyword statistics move
-        texts = {p.id: p.embed_text for p in store.passages(moved)} if moved else {}
-        return cls.of_batch(batch, vectors, revision, texts)
+            delta = cls.of_late(late, vectors, [(s.a, s.b, s.score) for s in batch.synonyms], revision)
+        else:
+            moved = [*batch.retire, *batch.revive]  # their keyword statistics move (texts never change)
+            texts = {p.id: p.embed_text for p in store.passages(moved)} if moved else {}
+            delta = cls.of_batch(batch, vectors, revision, texts)
+        delta.write_id = batch.write_id
+        return delta
 
     @classmethod
     def of_late(cls, records: list[Passage | Entity | Fact], vectors: dict[str, np.ndarray],

@@ -12,8 +12,9 @@ Layout of its folder (``hippo.memory.home``: ``<store>.db.hippo/`` beside a SQLi
   snapshot and shared by all of them (the manifest says how many rows are
   valid), read by position when opened (``hippo.memory.pages``);
 - ``journal-<n>.bin``: the writes since snapshot ``n`` (``hippo.memory.delta``),
-  one checksummed record each, appended after the store committed them, and
-  folded into a new snapshot when ``hippo.memory.fold`` finds it due.
+  one checksummed record each, appended just before the store commits them (a
+  record is replayed only once the store holds its write's id), and folded into
+  a new snapshot when ``hippo.memory.fold`` finds it due.
 
 Opening checks the store id, the settings, every file's size and checksum,
 then replays the journal; it uses the result only if it reached the store's
@@ -153,8 +154,7 @@ class DerivedCache:
     def load(self, store: Store, settings: Settings, dim: int) -> DerivedState | None:
         """The saved state at the store's current revision, or None (``outcome`` says why)."""
         try:
-            manifest = self._read_manifest()
-            if manifest is None:
+            if (manifest := self._read_manifest()) is None:
                 self.outcome = "missing"
                 return None
             if manifest.get("format") != FORMAT or manifest.get("store_id") != self.identity:
@@ -167,7 +167,7 @@ class DerivedCache:
             state = self._restore(manifest, settings, dim)
             clock = time.perf_counter()
             self._fold = FoldPolicy.of(manifest)
-            self._fold.followed(self._replay(manifest, state), time.perf_counter() - clock)
+            self._fold.followed(self._replay(manifest, state, store), time.perf_counter() - clock)
         except Corrupt as exc:
             self.outcome = f"corrupt: {exc}"
             log.warning("derived state in %s not used (%s); rebuilding from the store", self.directory, exc)
@@ -245,11 +245,22 @@ class DerivedCache:
                              entities=indexes["entity"], facts=indexes["fact"], keywords=keywords, titles=titles,
                              unembedded={(k, rid) for k, rid in manifest["unembedded"]})
 
-    def _replay(self, manifest: dict, state: DerivedState) -> int:
-        """Apply the journal's complete records; returns the bytes of those."""
+    def _replay(self, manifest: dict, state: DerivedState, store: Store) -> int:
+        """Apply the journal's records whose writes the store committed; returns the bytes of those. The
+        last record may stand for a write killed before its commit: unless the store's revision and write
+        id are its own, it is dropped (one the store went past is replayed, and the state found stale)."""
+        path = self.directory / manifest["journal"]
+        revision, write_id = store.last_write()
         good = 0
-        for payload, end in read_records(self.directory / manifest["journal"]):
+        for payload, end in read_records(path):
             delta = Delta.from_bytes(payload)
+            if delta.write_id is not None and delta.revision >= revision \
+                    and (delta.revision, delta.write_id) != (revision, write_id):
+                log.warning("journal %s: the write of revision %d was never committed; its record is dropped",
+                            path, delta.revision)
+                if self.owner:
+                    cut_at(path, good)
+                break
             if delta.revision != state.revision + 1 or not state.apply_delta(delta):
                 raise Corrupt(f"journal record for revision {delta.revision} does not follow {state.revision}")
             good = end
@@ -258,9 +269,10 @@ class DerivedCache:
     # -- saving --------------------------------------------------------------------
 
     def journal(self, delta: Delta) -> None:
-        """Append a committed write before the state follows it: a kill meanwhile (a large write's graph
-        inserts) costs the next open a replay, not a rebuild of everything (3,000 passages: 7.7 s against
-        26.4). ``settle`` counts the record once the state followed; until then the next one writes over it."""
+        """Append a write before the store commits it: a kill after the commit (its checkpoint, the
+        state's graph inserts) costs the next open a replay, not a rebuild of everything (3,000 passages:
+        7.7 s against 26.4). ``settle`` counts the record once the state followed, or cuts it; until then
+        the next one writes over it."""
         with self._mutex:
             self._pending = 0
             if self.owner and self._manifest is not None:
@@ -268,7 +280,8 @@ class DerivedCache:
 
     def settle(self, state: DerivedState | None, exclusive: Exclusive = nullcontext, seconds: float = 0.0) -> None:
         """After ``journal``: the state followed in ``seconds`` (the record counts; a journal ``FoldPolicy``
-        finds due is folded), or None: it did not and is loaded again (the record is dropped)."""
+        finds due is folded), or None: the write did not commit, or the state is loaded again (the record
+        is dropped)."""
         with self._mutex:
             pending, self._pending = self._pending, 0
             if not self.owner:

@@ -88,6 +88,11 @@ class BoundIdentity:
     def _bound(self) -> EmbeddingIdentity | None:
         raise NotImplementedError
 
+    def last_write(self) -> tuple[int, str | None]:
+        """The revision and the ``WriteBatch.write_id`` of the write that made it, read together (None:
+        that write carried none). Another write that moves the revision may leave the last id in place:
+        ids are never reused, so an id only matches the write that carried it."""
+
     def embedding_model(self) -> tuple[str, int] | None:
         bound = self._bound()
         return (bound.model, bound.dim) if bound else None
@@ -144,6 +149,9 @@ class WriteBatch:
     # Optimistic concurrency: document id -> the version the caller read (0: absent).
     # Another writer's version in between makes the write raise ``Conflict``.
     expect_versions: dict[str, int] = field(default_factory=dict)
+    # Kept by the store with the revision this write makes (``Store.last_write``): the engine journals a
+    # write before committing it, and a reopen replays that record only if the store holds its id.
+    write_id: str | None = None
 
     def is_empty(self) -> bool:
         return not (

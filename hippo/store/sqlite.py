@@ -137,6 +137,10 @@ class SQLiteStore(SQLiteEmbeddings):
         with self._lock:
             return int(self._meta("revision") or 0)
 
+    def last_write(self) -> tuple[int, str | None]:
+        with self._snapshot():
+            return int(self._meta("revision") or 0), self._meta("write_id") or None
+
     def write(self, batch: WriteBatch) -> int:
         with self._transaction() as db:
             before = db.total_changes
@@ -202,6 +206,7 @@ class SQLiteStore(SQLiteEmbeddings):
             )
             if db.total_changes != before:
                 db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'revision'")
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('write_id', ?)", (batch.write_id or "",))
             return int(self._meta("revision") or 0)
 
     @staticmethod

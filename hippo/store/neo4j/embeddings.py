@@ -95,7 +95,8 @@ class Neo4jEmbeddings(BoundIdentity):
             for statement in cypher_statements("swap_vectors"):
                 tx.run(statement, meta=META).consume()
             self._set_identity(tx, identity)
-            return int(tx.run(cypher("meta_bump"), meta=META, seq=int(meta["seq"] or 0)).single()["revision"])
+            bumped = tx.run(cypher("meta_bump"), meta=META, seq=int(meta["seq"] or 0), write_id=None)
+            return int(bumped.single()["revision"])
 
         revision = self.db.transaction("swapping in re-embedded vectors", work)
         ensure_vector_indexes(self.db, identity.dim)  # a new model may bring another dimension

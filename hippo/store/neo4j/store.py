@@ -90,6 +90,10 @@ class Neo4jStore(Neo4jEmbeddings):
         rows = self.db.read("meta_read", "reading the revision", meta=META)
         return int(rows[0]["revision"]) if rows else 0
 
+    def last_write(self) -> tuple[int, str | None]:
+        rows = self.db.read("meta_read", "reading the revision", meta=META)
+        return (int(rows[0]["revision"]), rows[0]["write_id"]) if rows else (0, None)
+
     def write(self, batch: WriteBatch) -> int:
         return self.db.transaction("writing a batch", BatchWriter(batch))
 

@@ -67,6 +67,7 @@ class BatchWriter:
         self.retire_reason = batch.retire_reason
         self.retire_at = batch.retire_at or datetime.now(UTC)
         self.expect_versions = dict(batch.expect_versions)
+        self.write_id = batch.write_id
 
     def __call__(self, tx: Any) -> int:
         changed = 0
@@ -181,7 +182,7 @@ class BatchWriter:
 
         if not changed:
             return int(meta["revision"] or 0)
-        revision = int(tx.run(cypher("meta_bump"), meta=META, seq=seq).single()["revision"])
+        revision = int(tx.run(cypher("meta_bump"), meta=META, seq=seq, write_id=self.write_id).single()["revision"])
         touched = self._touched(tx)
         tx.run(cypher("write_change"), revision=revision, keep=CHANGES_KEPT,
                nodes=sorted(touched) if len(touched) <= CHANGE_MAX_NODES else None).consume()
