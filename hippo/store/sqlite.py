@@ -234,9 +234,7 @@ class SQLiteStore(SQLiteEmbeddings):
         found: dict[str, np.ndarray] = {}
         with self._snapshot() as db:
             for part in _chunks(list(dict.fromkeys(hashes))):
-                rows = db.execute(
-                    f"SELECT hash, vector FROM vectors WHERE hash IN ({_marks(len(part))})", part
-                )
+                rows = db.execute(f"SELECT hash, vector FROM vectors WHERE hash IN ({_marks(len(part))})", part)
                 found.update((h, unblob(v, self._format)) for h, v in rows)
         return found
 
@@ -263,10 +261,8 @@ class SQLiteStore(SQLiteEmbeddings):
                 "WHERE m.entity_id = e.id AND p.forgotten_at IS NULL) ORDER BY rowid"
             )]
             live = set(entities)
-            synonyms = [
-                (a, b, s) for a, b, s in db.execute("SELECT a, b, score FROM synonyms")
-                if a in live and b in live
-            ]
+            synonyms = [(a, b, s) for a, b, s in db.execute("SELECT a, b, score FROM synonyms")
+                        if a in live and b in live]
         return GraphData(passages, entities, facts, mentions, synonyms, texts, titles)
 
     def _records(self, select: str, ids: Iterable[str], build: Callable[[sqlite3.Row], R]) -> list[R]:
