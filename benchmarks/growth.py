@@ -10,6 +10,7 @@ read and vertices pushed, summed over the recall's walks), the dense and BM25 ba
 against the smallest size: the ratio of medians, and the spread of that ratio over the rounds.
 
     python benchmarks/growth.py --sizes 100000 230000 1000000
+    python benchmarks/growth.py --smoke   # two tiny stores built here, seconds
 
 Writes ``growth.json`` and ``growth.md`` to ``--out`` (default ``results/``).
 """
@@ -20,6 +21,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,12 +31,12 @@ import numpy as np
 
 try:
     from benchmarks.common import RESULTS, log, machine_info, machine_line, markdown_table
-    from benchmarks.scale import STORE_DIR, _memory, _read_ahead_done, _rss_parts
+    from benchmarks.scale import STORE_DIR, _memory, _read_ahead_done, _rss_parts, build
     from benchmarks.synthetic import SyntheticCorpus
 except ImportError:  # run as ``python benchmarks/growth.py``
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from benchmarks.common import RESULTS, log, machine_info, machine_line, markdown_table
-    from benchmarks.scale import STORE_DIR, _memory, _read_ahead_done, _rss_parts
+    from benchmarks.scale import STORE_DIR, _memory, _read_ahead_done, _rss_parts, build
     from benchmarks.synthetic import SyntheticCorpus
 
 STAGES = ("total", "seeds", "ppr", "readout", "cpu", "edges", "pushes", "dense", "bm25")
@@ -159,12 +161,20 @@ def rss_line(rss: dict[str, float]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", required=True, help="stores built by scale.py")
+    parser.add_argument("--sizes", type=int, nargs="+", help="stores built by scale.py")
     parser.add_argument("--store-dir", type=Path, default=STORE_DIR)
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--block", type=int, default=25)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--smoke", action="store_true", help="two tiny stores built in a scratch folder (CI)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.store_dir = args.out = Path(tempfile.mkdtemp(prefix="hippo-growth-"))
+        args.sizes, args.rounds, args.block = [200, 400], 2, 4
+        for size in args.sizes:
+            build(size, args.store_dir)
+    elif not args.sizes:
+        parser.error("--sizes is required (or --smoke)")
     result = measure(sorted(args.sizes), args.store_dir, args.rounds, args.block)
     command = "python benchmarks/growth.py " + " ".join(sys.argv[1:] if argv is None else argv)
     args.out.mkdir(parents=True, exist_ok=True)
