@@ -32,14 +32,15 @@ import numpy as np
 try:
     from benchmarks.common import RESULTS, log, machine_info, machine_line, markdown_table
     from benchmarks.scale import STORE_DIR, _memory, _read_ahead_done, _rss_parts, build
-    from benchmarks.synthetic import SyntheticCorpus
+    from benchmarks.synthetic import SyntheticCorpus, query_phrases
 except ImportError:  # run as ``python benchmarks/growth.py``
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from benchmarks.common import RESULTS, log, machine_info, machine_line, markdown_table
     from benchmarks.scale import STORE_DIR, _memory, _read_ahead_done, _rss_parts, build
-    from benchmarks.synthetic import SyntheticCorpus
+    from benchmarks.synthetic import SyntheticCorpus, query_phrases
 
-STAGES = ("total", "seeds", "ppr", "readout", "cpu", "edges", "pushes", "dense", "bm25")
+STAGES = ("total", "seeds", "ppr", "readout", "cpu", "edges", "pushes", "dense", "bm25",
+          "passage_search", "fact_search", "entity_search")
 
 
 class WalkWork:
@@ -79,6 +80,16 @@ def _ask(memory: Any, query: str, work: WalkWork, samples: dict[str, list[float]
         start = time.perf_counter()
         memory.retrieve(query, k=10, mode=mode)
         samples[mode].append((time.perf_counter() - start) * 1000)
+    # The seed stage's searches one at a time on this thread, as recall asks them (its k, its queries):
+    # recall runs them beside each other and BM25, so their sum is not its seed time, but their growth is.
+    state, settings = memory.engine.state, memory.settings
+    vectors = memory.embedder.encode([query, *query_phrases(query)])
+    for kind, index, queries, k in (("passage", state.passages, vectors[:1], settings.passage_prior_top),
+                                    ("fact", state.facts, vectors[:1], settings.fact_top_k * 8),
+                                    ("entity", state.entities, vectors[1:], settings.link_top_k)):
+        start = time.perf_counter()
+        index.search(queries, k)
+        samples[f"{kind}_search"].append((time.perf_counter() - start) * 1000)
 
 
 def measure(sizes: Sequence[int], store_dir: Path, rounds: int, block: int) -> dict[str, Any]:
@@ -120,7 +131,7 @@ def measure(sizes: Sequence[int], store_dir: Path, rounds: int, block: int) -> d
         rows.append({
             "size": size, "passages": p.passage_total, "edges": p.edges.size // 2, "facts": len(p.fact_ids),
             "recall_p50_ms": median["total"], "recall_p95_ms": float(np.percentile(samples[size]["total"], 95)),
-            "p50_ms": median, **opened[size],
+            "p50_ms": median, **opened[size], "fact_graphs": _graphs(stores[size].engine.state.facts),
             "growth": {stage: median[stage] / max(float(np.median(samples[smallest][stage])), 1e-9)
                        for stage in STAGES},
             "round_ratio": {"median": float(np.median(ratios)), "min": float(ratios.min()),
@@ -133,19 +144,27 @@ def measure(sizes: Sequence[int], store_dir: Path, rounds: int, block: int) -> d
             "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
+def _graphs(index: Any) -> int:
+    """HNSW graphs (or exact shards) a search of this index walks."""
+    return sum(len(getattr(shard, "graphs", [shard])) for shard in index.shards.values())
+
+
 def render(result: dict[str, Any], command: str) -> str:
     rows = result["rows"]
     table = markdown_table(
         ["passages", "edges", "recall p50 / p95 ms", "CPU p50", "seeds / PPR / read-out p50",
          "PPR edges read / pushes p50", "dense / BM25 p50", f"p50 vs {rows[0]['passages']:,}",
-         "per-round ratio (min–max)", "seeds / PPR / edges vs smallest"],
+         "per-round ratio (min–max)", "seeds / PPR / edges vs smallest",
+         "searches alone: passages / facts (graphs) / entities ms"],
         [[f"{r['passages']:,}", f"{r['edges']:,}", f"{r['recall_p50_ms']:.1f} / {r['recall_p95_ms']:.1f}",
           f"{r['p50_ms']['cpu']:.1f}",
           f"{r['p50_ms']['seeds']:.1f} / {r['p50_ms']['ppr']:.1f} / {r['p50_ms']['readout']:.1f}",
           f"{r['p50_ms']['edges']:,.0f} / {r['p50_ms']['pushes']:,.0f}",
           f"{r['p50_ms']['dense']:.1f} / {r['p50_ms']['bm25']:.1f}", f"{r['growth']['total']:.2f}x",
           f"{r['round_ratio']['median']:.2f} ({r['round_ratio']['min']:.2f}–{r['round_ratio']['max']:.2f})",
-          f"{r['growth']['seeds']:.2f} / {r['growth']['ppr']:.2f} / {r['growth']['edges']:.2f}"] for r in rows])
+          f"{r['growth']['seeds']:.2f} / {r['growth']['ppr']:.2f} / {r['growth']['edges']:.2f}",
+          f"{r['p50_ms']['passage_search']:.1f} / {r['p50_ms']['fact_search']:.1f} ({r['fact_graphs']}) / "
+          f"{r['p50_ms']['entity_search']:.1f}"] for r in rows])
     return "\n".join([
         "# Growth: recall's cost against the corpus, all sizes in one process, in turns", "",
         machine_line(result["machine"]) + ".", "",
