@@ -8,6 +8,9 @@ host two such runs of the same store differed by 1.5x (``results/scale-stop62-gr
 p50/p95 without query embedding, CPU p50, the stages (seeds, PPR, read-out), the PPR's work (edges
 read and vertices pushed, summed over the recall's walks), the dense and BM25 baselines, and each
 against the smallest size: the ratio of medians, and the spread of that ratio over the rounds.
+It is fair only while every store's files fit in the page cache together: the 1M store at 844k
+passages beside the 100k and 230k ones slowed all three on a 23.5 GB machine (the 100k store to 38 ms,
+17 alone; ``results/growth-stop66.md``); past that, run one size a process, in turns.
 
     python benchmarks/growth.py --sizes 100000 230000 1000000
     python benchmarks/growth.py --smoke   # two tiny stores built here, seconds
