@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.synthetic import SyntheticCorpus, SyntheticEmbedder, SyntheticExtractor
-from hippo import Memory, Settings
+from benchmarks.synthetic import SyntheticCorpus
 from hippo.store import SQLiteStore
+from tests.test_persist import _open, _outputs, _rebuilt
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = SyntheticCorpus(200)
-QUERIES = [CORPUS.query(i) for i in (3, 60, 130, 199)]
 
 # Commits and then dies (``after``), or dies just before the commit (``before``); either way the process
 # ends inside its second write, with nothing after it run.
@@ -40,26 +39,6 @@ def dying(self, batch):
 SQLiteStore.write = dying
 memory.index(SyntheticCorpus(200).documents(104, 108))
 """
-
-
-def _open(path: Path, **settings) -> Memory:
-    return Memory(SQLiteStore(path), settings=Settings(ppr_solver="exact", **settings),
-                  embedder=SyntheticEmbedder(), extractor=SyntheticExtractor())
-
-
-def _outputs(memory: Memory) -> dict:
-    out: dict = {"passages": memory.graph_stats()["passages"]}
-    for q in QUERIES:
-        out[q] = [(h.id, round(h.score, 7)) for h in memory.recall(q, k=10).hits]
-    return out
-
-
-def _rebuilt(path: Path) -> dict:
-    memory = _open(path, derived_cache=False)
-    try:
-        return _outputs(memory)
-    finally:
-        memory.close()
 
 
 @pytest.fixture(scope="module")
