@@ -223,16 +223,17 @@ class Engine:
         if state is not None and state is self._state and not batch.is_empty():
             batch.write_id = uuid.uuid4().hex
             delta = Delta.of_write(self.store, batch, vectors, state.revision + 1, late)
-            if self._cache is not None:
-                self._cache.journal(delta)
+        journaled = delta is not None and self._cache is not None
+        if journaled:
+            self._cache.journal(delta)
         try:
             revision = self.store.write(batch) if not batch.is_empty() else self.store.revision()
         except BaseException:
-            if delta is not None and self._cache is not None:
+            if journaled:
                 self._cache.settle(None)  # nothing committed: the record goes
             raise
         if state is None or revision == view.revision:
-            if delta is not None and self._cache is not None:
+            if journaled:
                 self._cache.settle(None)
             return revision
         followed, seconds = False, 0.0

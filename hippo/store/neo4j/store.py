@@ -87,8 +87,7 @@ class Neo4jStore(Neo4jEmbeddings):
     # -- protocol ----------------------------------------------------------------------
 
     def revision(self) -> int:
-        rows = self.db.read("meta_read", "reading the revision", meta=META)
-        return int(rows[0]["revision"]) if rows else 0
+        return self.last_write()[0]
 
     def last_write(self) -> tuple[int, str | None]:
         rows = self.db.read("meta_read", "reading the revision", meta=META)
